@@ -1,0 +1,101 @@
+/**
+ * SQS → S3: recomputes each notified hour from the counters and publishes it if it changed.
+ * Hours repeated within one invocation are recomputed once.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import * as v from 'valibot';
+import { createAwsClients } from '../adapters/clients.ts';
+import { S3Store } from '../adapters/s3.ts';
+import { aggregatorPorts } from '../adapters/wiring.ts';
+import { type AggregatorPorts, type PublishOutcome, publishHour } from '../shared/aggregator.ts';
+import { loadAggregateConfig } from '../shared/config.ts';
+import type { Quarantine } from '../shared/ingest.ts';
+import { describeValidationIssues, HourMessageSchema } from '../shared/schema.ts';
+import { once, toIncomingMessage } from './sqs-record.ts';
+
+export interface AggregateDependencies {
+  readonly ports: AggregatorPorts;
+  readonly quarantine: Quarantine;
+}
+
+const parseHourMessage = (body: string) => {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (error) {
+    return {
+      ok: false as const,
+      reason: 'invalid-json' as const,
+      detail: (error as Error).message,
+    };
+  }
+  const result = v.safeParse(HourMessageSchema, json);
+  return result.success
+    ? { ok: true as const, hour: result.output.hour }
+    : {
+        ok: false as const,
+        reason: 'schema-violation' as const,
+        detail: describeValidationIssues(result.issues),
+      };
+};
+
+/** Builds the handler; dependencies may be given lazily, as for the ingest function. */
+export const createAggregateHandler = (
+  dependencies: AggregateDependencies | (() => AggregateDependencies),
+) => {
+  const resolve = once(dependencies);
+  const logger = new Logger();
+  const metrics = new Metrics();
+  return middy<SQSEvent, SQSBatchResponse, Error, Context>()
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics))
+    .handler((event, context) => {
+      const { ports, quarantine } = resolve();
+      const inFlight = new Map<string, Promise<PublishOutcome>>();
+      const recordHandler = async (record: SQSRecord): Promise<void> => {
+        const parsed = parseHourMessage(record.body);
+        if (!parsed.ok) {
+          const { messageId, sentAtMs, body } = toIncomingMessage(record);
+          await quarantine.put({
+            source: 'aggregate',
+            messageId,
+            sentAtMs,
+            body,
+            reason: parsed.reason,
+            detail: parsed.detail,
+          });
+          metrics.addMetric('RejectedMessages', MetricUnit.Count, 1);
+          logger.warn('message quarantined', {
+            messageId,
+            reason: parsed.reason,
+            detail: parsed.detail,
+          });
+          return;
+        }
+        const publishing = inFlight.get(parsed.hour) ?? publishHour(parsed.hour, ports);
+        inFlight.set(parsed.hour, publishing);
+        const outcome = await publishing;
+        if (outcome.kind === 'written') metrics.addMetric('HoursWritten', MetricUnit.Count, 1);
+        if (outcome.kind === 'unchanged') metrics.addMetric('HoursUnchanged', MetricUnit.Count, 1);
+        logger.info('hour published', { hour: parsed.hour, outcome: outcome.kind });
+      };
+      return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
+        context,
+      });
+    });
+};
+
+export const handler = createAggregateHandler(() => {
+  const config = loadAggregateConfig(process.env);
+  const clients = createAwsClients(config.aws);
+  return {
+    ports: aggregatorPorts(config, clients),
+    quarantine: new S3Store(clients.s3, config.bucketName),
+  };
+});

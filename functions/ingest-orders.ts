@@ -1,0 +1,81 @@
+/**
+ * SQS → DynamoDB: applies each order batch exactly once. Each message succeeds or fails on its
+ * own (partial batch response); invalid ones are quarantined and acknowledged.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createAwsClients } from '../adapters/clients.ts';
+import { ingestPorts, ingestSettings } from '../adapters/wiring.ts';
+import { loadIngestConfig } from '../shared/config.ts';
+import { type IngestPorts, type IngestSettings, ingestMessage } from '../shared/ingest.ts';
+import { once, toIncomingMessage } from './sqs-record.ts';
+
+export interface IngestDependencies {
+  readonly ports: IngestPorts;
+  readonly settings: IngestSettings;
+}
+
+/**
+ * Builds the handler. Dependencies may be given lazily: the deployed handler resolves them from
+ * the environment on its first invocation (once per container), so importing this module never
+ * needs configuration.
+ */
+export const createIngestHandler = (
+  dependencies: IngestDependencies | (() => IngestDependencies),
+) => {
+  const resolve = once(dependencies);
+  const logger = new Logger();
+  const metrics = new Metrics();
+  const recordHandler = async (record: SQSRecord): Promise<void> => {
+    const { ports, settings } = resolve();
+    const outcome = await ingestMessage(toIncomingMessage(record), ports, settings);
+    switch (outcome.kind) {
+      case 'applied':
+        metrics.addMetric('BatchesApplied', MetricUnit.Count, 1);
+        metrics.addMetric('EventsApplied', MetricUnit.Count, outcome.plan.batch.events.length);
+        metrics.addMetric('StaleEvents', MetricUnit.Count, outcome.staleEvents);
+        logger.info('batch applied', {
+          batchId: outcome.plan.batch.batchId,
+          hours: outcome.plan.hours,
+        });
+        break;
+      case 'duplicate':
+        metrics.addMetric('DuplicateBatches', MetricUnit.Count, 1);
+        logger.info('duplicate batch ignored', { batchId: outcome.plan.batch.batchId });
+        break;
+      case 'rejected':
+        metrics.addMetric(
+          outcome.reason === 'batch-conflict' ? 'BatchConflicts' : 'RejectedMessages',
+          MetricUnit.Count,
+          1,
+        );
+        logger.warn('message quarantined', {
+          messageId: record.messageId,
+          reason: outcome.reason,
+          detail: outcome.detail,
+        });
+        break;
+    }
+  };
+
+  return middy<SQSEvent, SQSBatchResponse, Error, Context>()
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics))
+    .handler((event, context) =>
+      // A processor per invocation: it holds per-batch state.
+      processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), { context }),
+    );
+};
+
+export const handler = createIngestHandler(() => {
+  const config = loadIngestConfig(process.env);
+  return {
+    ports: ingestPorts(config, createAwsClients(config.aws)),
+    settings: ingestSettings(config),
+  };
+});

@@ -1,0 +1,130 @@
+/**
+ * The embedded AWS emulators behind one edge endpoint: DynamoDB Local (Java) and fauxqs
+ * (in-process SQS and S3), with a small gap-filler for what fauxqs lacks (S3 conditional writes,
+ * SQS message move tasks). Each gap-filler steps aside when the emulator answers the feature
+ * itself. Everything listens on 127.0.0.1.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { buildApp } from 'fauxqs';
+import { startDynamoLocal } from './dynamodb-local.ts';
+import { forward, requestUpstream } from './http.ts';
+import { freePort } from './net.ts';
+import { isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
+import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
+
+export const LOCAL_REGION = 'us-east-1';
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+export interface Emulators {
+  /** The one endpoint for every service: give it to the SDK as `endpoint` / AWS_ENDPOINT_URL. */
+  readonly endpoint: string;
+  readonly region: string;
+  readonly dynamoEndpoint: string;
+  readonly fauxqsEndpoint: string;
+  /** Which gap-fillers are active (false: the emulator supports the feature itself). */
+  readonly gaps: { readonly s3Preconditions: boolean; readonly moveTasks: boolean };
+  stop(): Promise<void>;
+}
+
+export interface EmulatorOptions {
+  /** Edge port; taken when free, else any free port (like LocalStack's 4566). 0: any. */
+  readonly port?: number;
+}
+
+/** Does the emulator honour `If-None-Match: *` on PutObject by itself? */
+const probeS3Preconditions = async (fauxqs: string): Promise<boolean> => {
+  const bucket = `onceflow-probe-${Date.now()}`;
+  const host = { host: new URL(fauxqs).host };
+  await requestUpstream(fauxqs, { method: 'PUT', path: `/${bucket}`, headers: host });
+  const put = (headers: Record<string, string>) =>
+    requestUpstream(fauxqs, {
+      method: 'PUT',
+      path: `/${bucket}/probe`,
+      headers: { ...host, ...headers },
+      body: 'x',
+    });
+  await put({});
+  const second = await put({ 'if-none-match': '*' });
+  await requestUpstream(fauxqs, { method: 'DELETE', path: `/${bucket}/probe`, headers: host });
+  await requestUpstream(fauxqs, { method: 'DELETE', path: `/${bucket}`, headers: host });
+  return second.status !== 412;
+};
+
+/** Does the emulator know StartMessageMoveTask? (An unknown action answers InvalidAction.) */
+const probeMoveTasks = async (fauxqs: string): Promise<boolean> => {
+  const answer = await requestUpstream(fauxqs, {
+    method: 'POST',
+    path: '/',
+    headers: {
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': 'AmazonSQS.ListMessageMoveTasks',
+    },
+    body: JSON.stringify({ SourceArn: 'arn:aws:sqs:us-east-1:000000000000:onceflow-probe' }),
+  });
+  return answer.body.includes('InvalidAction') || answer.body.includes('Unknown action');
+};
+
+export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emulators> => {
+  const dynamo = await startDynamoLocal();
+  const app = buildApp({ logger: false, host: 'localhost', defaultRegion: LOCAL_REGION });
+  let edge: Server | undefined;
+  try {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const address = app.server.address();
+    const fauxqsEndpoint = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const gaps = {
+      s3Preconditions: await probeS3Preconditions(fauxqsEndpoint),
+      moveTasks: await probeMoveTasks(fauxqsEndpoint),
+    };
+    const preconditions = new S3Preconditions(fauxqsEndpoint);
+    const moveTasks = new SqsMoveTasks(
+      new SQSClient({
+        endpoint: fauxqsEndpoint,
+        region: LOCAL_REGION,
+        credentials: LOCAL_CREDENTIALS,
+      }),
+    );
+
+    const route = async (req: IncomingMessage, res: ServerResponse) => {
+      const target = req.headers['x-amz-target'];
+      if (typeof target === 'string' && target.startsWith('DynamoDB_'))
+        return forward(req, res, dynamo.endpoint);
+      const sqsAction = typeof target === 'string' ? target.replace(/^AmazonSQS\./, '') : undefined;
+      const moveAction = MOVE_TASK_ACTIONS.find((a) => a === sqsAction);
+      if (gaps.moveTasks && moveAction) return moveTasks.handle(req, res, moveAction);
+      if (gaps.s3Preconditions && isObjectWrite(req)) return preconditions.handle(req, res);
+      return forward(req, res, fauxqsEndpoint);
+    };
+    edge = createServer((req, res) => {
+      route(req, res).catch((error: Error) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`edge error: ${error.message}`);
+      });
+    });
+    const server = edge;
+    const port = await freePort(options.port ?? 0);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+    return {
+      endpoint: `http://127.0.0.1:${port}`,
+      region: LOCAL_REGION,
+      dynamoEndpoint: dynamo.endpoint,
+      fauxqsEndpoint,
+      gaps,
+      stop: async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await app.close();
+        await dynamo.stop();
+      },
+    };
+  } catch (error) {
+    edge?.close();
+    await app.close();
+    await dynamo.stop();
+    throw error;
+  }
+};

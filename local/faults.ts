@@ -1,0 +1,139 @@
+/**
+ * Fault injection through AWS SDK middleware: crash before or after a call, throttling and
+ * transaction conflicts. Nothing in the functions knows about it; the clients they are given
+ * simply carry this middleware.
+ */
+import {
+  ProvisionedThroughputExceededException,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import type { InitializeHandlerOptions, InitializeMiddleware, MetadataBearer } from '@smithy/types';
+
+export type FaultKind = 'crash-before' | 'crash-after' | 'throttle' | 'transaction-conflict';
+
+/** A call site: the command plus what it writes (`PutItem:order`, `PutObject:raw`, …). */
+export const callSite = (command: string, input: unknown): string => {
+  const i = (typeof input === 'object' && input ? input : {}) as Record<string, unknown>;
+  const name = command.replace(/Command$/, '');
+  if (name === 'PutItem') {
+    const item = i.Item as Record<string, { S?: string }> | undefined;
+    return `PutItem:${item?.kind?.S ?? 'other'}`;
+  }
+  if (name === 'PutObject' || name === 'DeleteObject' || name === 'GetObject') {
+    const key = typeof i.Key === 'string' ? i.Key : '';
+    return `${name}:${key.split('/')[0] ?? ''}`;
+  }
+  return name;
+};
+
+/** Every call site of the two functions that changes state. */
+export const SIDE_EFFECT_SITES = [
+  'PutItem:batch',
+  'PutObject:raw',
+  'PutItem:order',
+  'TransactWriteItems',
+  'SendMessageBatch',
+  'PutObject:rejects',
+  'PutObject:aggregates',
+  'DeleteObject:aggregates',
+] as const;
+
+export interface FaultRule {
+  readonly site: string;
+  readonly kind: FaultKind;
+  /** Fire on the nth matching call (1-based) and the ones after it, `times` times. Default 1. */
+  readonly nth?: number;
+  readonly times?: number;
+  /** Only calls whose input matches. */
+  readonly when?: (input: unknown) => boolean;
+}
+
+export class InjectedCrash extends Error {
+  override readonly name = 'InjectedCrash';
+}
+
+interface ActiveRule extends FaultRule {
+  seen: number;
+  fired: number;
+}
+
+type AnyClient = {
+  middlewareStack: {
+    add(
+      mw: InitializeMiddleware<object, MetadataBearer>,
+      options: InitializeHandlerOptions & { name: string; override?: boolean },
+    ): void;
+  };
+};
+
+const faultError = (kind: FaultKind, site: string): Error => {
+  switch (kind) {
+    case 'throttle':
+      return new ProvisionedThroughputExceededException({
+        message: `injected throttle at ${site}`,
+        $metadata: {},
+      });
+    case 'transaction-conflict':
+      return new TransactionCanceledException({
+        message: `injected conflict at ${site}`,
+        $metadata: {},
+        CancellationReasons: [
+          { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' },
+        ],
+      });
+    default:
+      return new InjectedCrash(`injected ${kind} at ${site}`);
+  }
+};
+
+export class FaultInjector {
+  readonly #rules: ActiveRule[] = [];
+  /** Every call seen, by site: what tests and chaos use to tell which points were exercised. */
+  readonly calls = new Map<string, number>();
+  /** Every fault fired, as `kind@site`. */
+  readonly fired: string[] = [];
+
+  add(rule: FaultRule): this {
+    this.#rules.push({ ...rule, seen: 0, fired: 0 });
+    return this;
+  }
+
+  clear(): void {
+    this.#rules.length = 0;
+  }
+
+  /** Adds the middleware to a client; it runs before the SDK's own retries. */
+  attach<T extends AnyClient>(client: T): T {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const site = callSite(context.commandName ?? 'unknown', args.input);
+        this.calls.set(site, (this.calls.get(site) ?? 0) + 1);
+        const rule = this.#match(site, args.input);
+        if (rule && rule.kind !== 'crash-after') {
+          this.fired.push(`${rule.kind}@${site}`);
+          throw faultError(rule.kind, site);
+        }
+        const output = await next(args);
+        if (rule?.kind === 'crash-after') {
+          this.fired.push(`${rule.kind}@${site}`);
+          throw faultError(rule.kind, site);
+        }
+        return output;
+      },
+      { step: 'initialize', name: 'onceflowFaults', override: true },
+    );
+    return client;
+  }
+
+  #match(site: string, input: unknown): ActiveRule | undefined {
+    for (const rule of this.#rules) {
+      if (rule.site !== site || (rule.when && !rule.when(input))) continue;
+      rule.seen++;
+      if (rule.seen >= (rule.nth ?? 1) && rule.fired < (rule.times ?? 1)) {
+        rule.fired++;
+        return rule;
+      }
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,85 @@
+/** Minimal HTTP plumbing for the edge: stream a request to an upstream and back. */
+import { Agent, type IncomingMessage, request, type ServerResponse } from 'node:http';
+
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+/** Streams `req` to `upstream` and the answer back to `res`, headers and status untouched. */
+export const forward = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  upstream: string,
+): Promise<void> =>
+  new Promise((resolve) => {
+    const target = new URL(upstream);
+    const proxied = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        agent,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+        answer.once('end', () => resolve());
+        answer.once('error', () => resolve());
+      },
+    );
+    proxied.once('error', (error) => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`edge could not reach ${upstream}: ${error.message}`);
+      resolve();
+    });
+    req.pipe(proxied);
+  });
+
+export interface UpstreamAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string | undefined>;
+  readonly body: string;
+}
+
+/** One request to an upstream, fully buffered (for the gap-fillers' own reads). */
+export const requestUpstream = (
+  upstream: string,
+  options: { method: string; path: string; headers?: Record<string, string>; body?: string },
+): Promise<UpstreamAnswer> =>
+  new Promise((resolve, reject) => {
+    const target = new URL(upstream);
+    const req = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: options.method,
+        path: options.path,
+        headers: options.headers,
+        agent,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.once('end', () => {
+          const headers: Record<string, string | undefined> = {};
+          for (const [k, v] of Object.entries(res.headers))
+            headers[k] = Array.isArray(v) ? v.join(',') : v;
+          resolve({
+            status: res.statusCode ?? 0,
+            headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          });
+        });
+        res.once('error', reject);
+      },
+    );
+    req.once('error', reject);
+    req.end(options.body);
+  });
+
+/** Reads a whole request body. */
+export const readBody = async (req: IncomingMessage): Promise<string> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};

@@ -1,0 +1,101 @@
+/**
+ * Publishing one hour to S3 without ever going backwards.
+ *
+ * The object's ETag is read *before* the counters, and the write is conditional on that ETag.
+ * Counters only grow, so a writer whose conditional write succeeds read its counters after the
+ * object it replaced was published; any later writer reads later counters still. An older
+ * recompute therefore cannot overwrite a newer one, and no revision comparison is needed for
+ * safety (which keeps `reconcile` able to publish a lower revision after a table restore).
+ */
+import {
+  aggregateHour,
+  type CounterShard,
+  type HourAggregate,
+  sameAggregate,
+} from './aggregate.ts';
+import { RetryableError } from './errors.ts';
+
+export interface CounterReader {
+  /** Every counter shard of the hour, read strongly consistent. */
+  readHour(hour: string): Promise<CounterShard[]>;
+}
+
+export interface StoredObject {
+  readonly etag: string;
+  /** Undefined when the object exists but does not hold a valid aggregate. */
+  readonly aggregate: HourAggregate | undefined;
+}
+
+export interface AggregateObjects {
+  get(hour: string): Promise<StoredObject | undefined>;
+  /** Writes if the object still has `etag` (or, with undefined, still does not exist). */
+  putIfUnchanged(
+    hour: string,
+    body: HourAggregate & { computedAt: string },
+    etag: string | undefined,
+  ): Promise<boolean>;
+  /** Deletes if the object still has `etag`. */
+  deleteIfUnchanged(hour: string, etag: string): Promise<boolean>;
+}
+
+export interface AggregatorPorts {
+  readonly counters: CounterReader;
+  readonly objects: AggregateObjects;
+  readonly now: () => number;
+}
+
+export type PublishOutcome =
+  | {
+      readonly kind: 'written';
+      readonly aggregate: HourAggregate;
+      readonly previousRevision?: number;
+    }
+  | { readonly kind: 'unchanged'; readonly aggregate: HourAggregate }
+  | { readonly kind: 'deleted' }
+  | { readonly kind: 'empty' };
+
+/** Attempts before giving up and letting SQS redeliver: each lost race means someone published. */
+const MAX_ATTEMPTS = 8;
+
+/** What publishing the hour would do now, without doing it (for dry runs and verification). */
+export const planHour = async (hour: string, ports: AggregatorPorts) => {
+  const stored = await ports.objects.get(hour);
+  const aggregate = aggregateHour(hour, await ports.counters.readHour(hour));
+  const action: 'write' | 'delete' | 'unchanged' =
+    aggregate.events === 0
+      ? stored
+        ? 'delete'
+        : 'unchanged'
+      : stored?.aggregate && sameAggregate(stored.aggregate, aggregate)
+        ? 'unchanged'
+        : 'write';
+  return { stored, aggregate, action };
+};
+
+/** Recomputes `hour` from the counters and publishes it if it changed. Safe to repeat. */
+export const publishHour = async (
+  hour: string,
+  ports: AggregatorPorts,
+): Promise<PublishOutcome> => {
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const { stored, aggregate, action } = await planHour(hour, ports);
+    if (action === 'unchanged') {
+      return aggregate.events === 0 ? { kind: 'empty' } : { kind: 'unchanged', aggregate };
+    }
+    if (action === 'delete' && stored) {
+      // Only after a restore or a manual edit: an hour without events has no object.
+      if (await ports.objects.deleteIfUnchanged(hour, stored.etag)) return { kind: 'deleted' };
+      continue;
+    }
+    const body = { ...aggregate, computedAt: new Date(ports.now()).toISOString() };
+    if (await ports.objects.putIfUnchanged(hour, body, stored?.etag)) {
+      const previous = stored?.aggregate?.revision;
+      return {
+        kind: 'written',
+        aggregate,
+        ...(previous === undefined ? {} : { previousRevision: previous }),
+      };
+    }
+  }
+  throw new RetryableError(`hour ${hour}: lost ${MAX_ATTEMPTS} publish races in a row`);
+};

@@ -1,0 +1,106 @@
+/**
+ * Settings come from the environment once, at cold start, into a typed object. A missing or
+ * malformed variable fails the start with its name.
+ */
+import * as v from 'valibot';
+import { ConfigError } from './errors.ts';
+import { describeValidationIssues } from './schema.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const required = v.pipe(v.string('is required'), v.minLength(1, 'is required'));
+const integer = (min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, 'must be a whole number'),
+    v.transform(Number),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max}`),
+  );
+const flag = v.pipe(
+  v.picklist(['true', 'false'], 'must be true or false'),
+  v.transform((s) => s === 'true'),
+);
+
+const AwsSchema = v.object({
+  AWS_REGION: v.optional(required),
+  /** Set for LocalStack or the local runtime; absent on AWS. */
+  AWS_ENDPOINT_URL: v.optional(v.pipe(v.string(), v.url('must be a URL'))),
+  S3_FORCE_PATH_STYLE: v.optional(flag, 'false'),
+});
+
+const IngestSchema = v.object({
+  ...AwsSchema.entries,
+  TABLE_NAME: required,
+  BUCKET_NAME: required,
+  AGGREGATE_QUEUE_URL: required,
+  COUNTER_SHARDS: v.optional(integer(1, 100), '4'),
+  MAX_BODY_BYTES: v.optional(integer(1024, 10 * 1024 * 1024), String(1024 * 1024)),
+  LEDGER_RETENTION_DAYS: v.optional(integer(1, 36_500)),
+  WRITE_CONCURRENCY: v.optional(integer(1, 64), '16'),
+});
+
+const AggregateSchema = v.object({
+  ...AwsSchema.entries,
+  TABLE_NAME: required,
+  BUCKET_NAME: required,
+});
+
+export interface AwsConfig {
+  readonly region: string | undefined;
+  readonly endpoint: string | undefined;
+  readonly s3ForcePathStyle: boolean;
+}
+
+export interface IngestConfig {
+  readonly aws: AwsConfig;
+  readonly tableName: string;
+  readonly bucketName: string;
+  readonly aggregateQueueUrl: string;
+  readonly counterShards: number;
+  readonly maxBodyBytes: number;
+  readonly ledgerRetentionSeconds: number | undefined;
+  readonly writeConcurrency: number;
+}
+
+export interface AggregateConfig {
+  readonly aws: AwsConfig;
+  readonly tableName: string;
+  readonly bucketName: string;
+}
+
+const parse = <S extends v.GenericSchema<unknown, unknown>>(
+  schema: S,
+  env: Env,
+): v.InferOutput<S> => {
+  const result = v.safeParse(schema, env);
+  if (!result.success)
+    throw new ConfigError(`invalid configuration: ${describeValidationIssues(result.issues)}`);
+  return result.output;
+};
+
+const awsOf = (env: v.InferOutput<typeof AwsSchema>): AwsConfig => ({
+  region: env.AWS_REGION,
+  endpoint: env.AWS_ENDPOINT_URL,
+  s3ForcePathStyle: env.S3_FORCE_PATH_STYLE,
+});
+
+export const loadIngestConfig = (env: Env): IngestConfig => {
+  const e = parse(IngestSchema, env);
+  return {
+    aws: awsOf(e),
+    tableName: e.TABLE_NAME,
+    bucketName: e.BUCKET_NAME,
+    aggregateQueueUrl: e.AGGREGATE_QUEUE_URL,
+    counterShards: e.COUNTER_SHARDS,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    ledgerRetentionSeconds:
+      e.LEDGER_RETENTION_DAYS === undefined ? undefined : e.LEDGER_RETENTION_DAYS * 86_400,
+    writeConcurrency: e.WRITE_CONCURRENCY,
+  };
+};
+
+export const loadAggregateConfig = (env: Env): AggregateConfig => {
+  const e = parse(AggregateSchema, env);
+  return { aws: awsOf(e), tableName: e.TABLE_NAME, bucketName: e.BUCKET_NAME };
+};

@@ -1,0 +1,56 @@
+/**
+ * Every error onceflow raises on purpose. Anything else that reaches a handler is unknown and is
+ * rethrown, so the message is retried rather than silently dropped.
+ */
+
+/** Why a message was quarantined. Each value is stable: operators grep for it. */
+export type RejectReason =
+  | 'invalid-json'
+  | 'oversize'
+  | 'schema-violation'
+  | 'duplicate-event-id'
+  | 'batch-conflict'
+  | 'beyond-retention';
+
+/** The message can never succeed: it is quarantined with this reason and acknowledged. */
+export class InvalidMessageError extends Error {
+  override readonly name = 'InvalidMessageError';
+  readonly reason: RejectReason;
+  readonly detail: string;
+
+  constructor(reason: RejectReason, detail: string) {
+    super(`${reason}: ${detail}`);
+    this.reason = reason;
+    this.detail = detail;
+  }
+}
+
+/** A batch id was reused with other content. Nothing of the new content was applied. */
+export class BatchConflictError extends InvalidMessageError {
+  readonly batchId: string;
+  readonly storedDigest: string;
+  readonly digest: string;
+
+  constructor(batchId: string, storedDigest: string, digest: string) {
+    super(
+      'batch-conflict',
+      `batch ${batchId} was first applied with digest ${storedDigest}; this content has digest ${digest}`,
+    );
+    this.batchId = batchId;
+    this.storedDigest = storedDigest;
+    this.digest = digest;
+  }
+}
+
+/** A required setting is missing or malformed; raised once, at cold start. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/**
+ * A write that must be retried by redelivering the message (the state it depends on moved
+ * between our read and our write). The message fails alone; SQS retries it.
+ */
+export class RetryableError extends Error {
+  override readonly name = 'RetryableError';
+}

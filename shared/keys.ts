@@ -1,0 +1,48 @@
+/** Where each piece of state lives: DynamoDB keys and S3 object keys, in one place. */
+
+export const LEDGER_SK = 'LEDGER';
+export const ORDER_SK = 'STATE';
+export const ORDER_PK_PREFIX = 'ORDER#';
+export const BATCH_PK_PREFIX = 'BATCH#';
+export const HOUR_PK_PREFIX = 'HOUR#';
+
+export const ledgerKey = (batchId: string) => ({
+  pk: `${BATCH_PK_PREFIX}${batchId}`,
+  sk: LEDGER_SK,
+});
+export const orderKey = (orderId: string) => ({ pk: `${ORDER_PK_PREFIX}${orderId}`, sk: ORDER_SK });
+/** Counter items of one hour share a partition; the sort key is the shard. */
+export const hourPartition = (hour: string) => `${HOUR_PK_PREFIX}${hour}`;
+export const counterKey = (hour: string, shard: number) => ({
+  pk: hourPartition(hour),
+  sk: `SHARD#${shard.toString().padStart(3, '0')}`,
+});
+
+/** Counter attributes are top-level (DynamoDB ADD only works on top-level attributes). */
+export const eventsAttribute = (status: string, currency: string) => `n:${status}:${currency}`;
+export const amountAttribute = (status: string, currency: string) => `a:${status}:${currency}`;
+export const COUNTER_ATTRIBUTE = /^([na]):([a-z]+):([A-Z]{3})$/;
+
+export const AGGREGATE_PREFIX = 'aggregates/hourly/';
+/** `2026-10-01T09:00:00Z` → `aggregates/hourly/date=2026-10-01/hour=09.json` */
+export const hourObjectKey = (hour: string) =>
+  `${AGGREGATE_PREFIX}date=${hour.slice(0, 10)}/hour=${hour.slice(11, 13)}.json`;
+const HOUR_OBJECT_KEY = /^aggregates\/hourly\/date=(\d{4}-\d{2}-\d{2})\/hour=(\d{2})\.json$/;
+/** The inverse of hourObjectKey; undefined for any other key. */
+export const hourOfObjectKey = (key: string): string | undefined => {
+  const m = HOUR_OBJECT_KEY.exec(key);
+  return m ? `${m[1]}T${m[2]}:00:00Z` : undefined;
+};
+
+export const RAW_PREFIX = 'raw/';
+/**
+ * Raw batches are filed under the hour of their earliest event: a pure function of the content,
+ * so every retry targets the same key and `replay archive` can select an interval by prefix.
+ */
+export const rawArchiveKey = (batchId: string, earliestHour: string) =>
+  `${RAW_PREFIX}date=${earliestHour.slice(0, 10)}/hour=${earliestHour.slice(11, 13)}/${encodeURIComponent(batchId)}.json`;
+
+export const REJECT_PREFIX = 'rejects/';
+/** Keyed by SQS message id, so a redelivered reject overwrites itself instead of piling up. */
+export const rejectKey = (source: string, sentAtMs: number, messageId: string) =>
+  `${REJECT_PREFIX}${source}/date=${new Date(sentAtMs).toISOString().slice(0, 10)}/${encodeURIComponent(messageId)}.json`;

@@ -1,0 +1,332 @@
+/**
+ * A fresh pipeline per test: its own table, bucket and aggregate queue on the shared emulators,
+ * the production wiring (config parsed from the environment the stack would give), and clients
+ * that carry a fault injector.
+ */
+import { randomUUID } from 'node:crypto';
+import { CreateTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse } from 'aws-lambda';
+import { inject } from 'vitest';
+import type { AwsClients } from '../../adapters/clients.ts';
+import { DynamoOrderStore } from '../../adapters/dynamo.ts';
+import { S3Store } from '../../adapters/s3.ts';
+import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
+import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
+import { createIngestHandler } from '../../functions/ingest-orders.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
+import { FaultInjector } from '../../local/faults.ts';
+import { lambdaContext } from '../../local/lambda-context.ts';
+import { waitFor } from '../../local/net.ts';
+import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
+import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
+import type { IngestPorts } from '../../shared/ingest.ts';
+import { AGGREGATE_PREFIX, REJECT_PREFIX } from '../../shared/keys.ts';
+import type { OrderView } from '../../shared/order-state.ts';
+
+let sequence = 0;
+export const uniqueName = (prefix: string) =>
+  `${prefix}-${process.pid}-${Date.now().toString(36)}-${(sequence++).toString(36)}`;
+
+export interface Delivery {
+  readonly body: string;
+  /** The SQS message id: the same on a redelivery, new after a DLQ redrive. */
+  readonly messageId?: string;
+  readonly receiveCount?: number;
+}
+
+export interface HourView {
+  readonly hour: string;
+  readonly events: number;
+  readonly byStatus: Record<string, { events: number; amounts: Record<string, string> }>;
+}
+
+export interface PipelineOptions {
+  readonly env?: Record<string, string>;
+}
+
+const clientConfig = () => ({
+  endpoint: inject('endpoint'),
+  region: LOCAL_REGION,
+  credentials: LOCAL_CREDENTIALS,
+});
+
+export const createAdminClients = (): AwsClients => ({
+  dynamo: new DynamoDBClient(clientConfig()),
+  s3: new S3Client({ ...clientConfig(), forcePathStyle: true }),
+  sqs: new SQSClient(clientConfig()),
+});
+
+/** The table as the stack defines it: (pk, sk) strings, on demand. */
+export const createTable = async (dynamo: DynamoDBClient, name: string) => {
+  await dynamo.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+    }),
+  );
+};
+
+export const createPipeline = async (options: PipelineOptions = {}) => {
+  const admin = createAdminClients();
+  const tableName = uniqueName('orders');
+  const bucketName = uniqueName('onceflow').toLowerCase();
+  const queueName = uniqueName('aggregate');
+  await createTable(admin.dynamo, tableName);
+  await admin.s3.send(new CreateBucketCommand({ Bucket: bucketName }));
+  const queue = await admin.sqs.send(
+    new CreateQueueCommand({ QueueName: queueName, Attributes: { VisibilityTimeout: '30' } }),
+  );
+  const aggregateQueueUrl = queue.QueueUrl ?? '';
+
+  const env = {
+    AWS_REGION: LOCAL_REGION,
+    AWS_ENDPOINT_URL: inject('endpoint'),
+    S3_FORCE_PATH_STYLE: 'true',
+    TABLE_NAME: tableName,
+    BUCKET_NAME: bucketName,
+    AGGREGATE_QUEUE_URL: aggregateQueueUrl,
+    ...options.env,
+  };
+  const ingestConfig = loadIngestConfig(env);
+  const aggregateConfig = loadAggregateConfig(env);
+  const faults = new FaultInjector();
+  const clients: AwsClients = {
+    dynamo: faults.attach(new DynamoDBClient({ ...clientConfig() })),
+    s3: faults.attach(new S3Client({ ...clientConfig(), forcePathStyle: true })),
+    sqs: faults.attach(new SQSClient(clientConfig())),
+  };
+  let now = Date.now;
+  const ports: IngestPorts = { ...ingestPorts(ingestConfig, clients), now: () => now() };
+  const s3Store = new S3Store(clients.s3, bucketName);
+  const ingestHandler = createIngestHandler({ ports, settings: ingestSettings(ingestConfig) });
+  const aggregateHandler = createAggregateHandler({
+    ports: aggregatorPorts(aggregateConfig, clients),
+    quarantine: s3Store,
+  });
+
+  /** Invokes the ingest function once with these messages as one SQS batch. */
+  const ingest = async (deliveries: readonly Delivery[]): Promise<SQSBatchResponse> => {
+    const records = deliveries.map((d) =>
+      toSqsRecord(
+        {
+          MessageId: d.messageId ?? randomUUID(),
+          ReceiptHandle: randomUUID(),
+          Body: d.body,
+          Attributes: {
+            ApproximateReceiveCount: String(d.receiveCount ?? 1),
+            SentTimestamp: String(Date.now()),
+          },
+        },
+        'arn:aws:sqs:us-east-1:000000000000:orders',
+        LOCAL_REGION,
+      ),
+    );
+    return ingestHandler(toSqsEvent(records), lambdaContext('ingest-orders', 30_000));
+  };
+
+  /** Delivers each body until it succeeds (SQS redelivering a failed message), up to `attempts`. */
+  const deliverUntilDone = async (bodies: readonly string[], attempts = 6) => {
+    for (const body of bodies) {
+      const messageId = randomUUID();
+      for (let attempt = 1; ; attempt++) {
+        const res = await ingest([{ body, messageId, receiveCount: attempt }]);
+        if (res.batchItemFailures.length === 0) break;
+        if (attempt >= attempts)
+          throw new Error(`message still failing after ${attempts} deliveries`);
+      }
+    }
+  };
+
+  const aggregateQueueArn = async () =>
+    (
+      await admin.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: aggregateQueueUrl,
+          AttributeNames: ['QueueArn'],
+        }),
+      )
+    ).Attributes?.QueueArn ?? '';
+
+  /**
+   * Runs the aggregate function over the aggregate queue until it is empty with nothing in
+   * flight, as the event source mapping would (failed messages come back at once here).
+   */
+  const drainAggregates = async (options: { batchSize?: number; timeoutMs?: number } = {}) => {
+    const arn = await aggregateQueueArn();
+    await waitFor(
+      async () => {
+        const received = await admin.sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: aggregateQueueUrl,
+            MaxNumberOfMessages: options.batchSize ?? 10,
+            MessageSystemAttributeNames: ['All'],
+            WaitTimeSeconds: 0,
+          }),
+        );
+        const messages = received.Messages ?? [];
+        if (messages.length === 0) {
+          const attrs = await admin.sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: aggregateQueueUrl,
+              AttributeNames: [
+                'ApproximateNumberOfMessages',
+                'ApproximateNumberOfMessagesNotVisible',
+              ],
+            }),
+          );
+          return (
+            attrs.Attributes?.ApproximateNumberOfMessages === '0' &&
+            attrs.Attributes?.ApproximateNumberOfMessagesNotVisible === '0'
+          );
+        }
+        let failed = new Set<string>();
+        try {
+          const res = await aggregateHandler(
+            toSqsEvent(messages.map((m) => toSqsRecord(m, arn, LOCAL_REGION))),
+            lambdaContext('aggregate-hours', 30_000),
+          );
+          failed = new Set(res.batchItemFailures.map((f) => f.itemIdentifier));
+        } catch {
+          failed = new Set(messages.map((m) => m.MessageId ?? ''));
+        }
+        const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
+        const retry = messages.filter((m) => failed.has(m.MessageId ?? ''));
+        if (done.length) {
+          await admin.sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: aggregateQueueUrl,
+              Entries: done.map((m, i) => ({
+                Id: String(i),
+                ReceiptHandle: m.ReceiptHandle ?? '',
+              })),
+            }),
+          );
+        }
+        if (retry.length) {
+          await admin.sqs.send(
+            new ChangeMessageVisibilityBatchCommand({
+              QueueUrl: aggregateQueueUrl,
+              Entries: retry.map((m, i) => ({
+                Id: String(i),
+                ReceiptHandle: m.ReceiptHandle ?? '',
+                VisibilityTimeout: 0,
+              })),
+            }),
+          );
+        }
+        return false;
+      },
+      {
+        timeoutMs: options.timeoutMs ?? 30_000,
+        what: 'the aggregate queue to drain',
+        intervalMs: 1,
+      },
+    );
+  };
+
+  const orders = (): Promise<OrderView[]> =>
+    new DynamoOrderStore(admin.dynamo, tableName).listOrders();
+
+  const listKeys = async (prefix: string): Promise<string[]> => {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await admin.s3.send(
+        new ListObjectsV2Command({
+          Bucket: bucketName,
+          Prefix: prefix,
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
+      keys.push(...(page.Contents ?? []).map((c) => c.Key ?? ''));
+      token = page.NextContinuationToken;
+    } while (token);
+    return keys.sort();
+  };
+
+  const readJson = async (key: string): Promise<unknown> => {
+    const out = await admin.s3.send(new GetObjectCommand({ Bucket: bucketName, Key: key }));
+    return JSON.parse((await out.Body?.transformToString()) ?? 'null');
+  };
+
+  /** The published hour objects, as stored (with revision and computedAt). */
+  const hourObjects = async () =>
+    Promise.all(
+      (await listKeys(AGGREGATE_PREFIX)).map(async (key) => ({
+        key,
+        body: (await readJson(key)) as HourView & { revision: number },
+      })),
+    );
+
+  /** The published hours in the shape of expected-hourly.json. */
+  const hourly = async (): Promise<HourView[]> =>
+    (await hourObjects())
+      .map(({ body: { hour, events, byStatus } }) => ({ hour, events, byStatus }))
+      .sort((a, b) => (a.hour < b.hour ? -1 : 1));
+
+  const rejects = async () =>
+    Promise.all(
+      (await listKeys(REJECT_PREFIX)).map(
+        async (key) => (await readJson(key)) as Record<string, string>,
+      ),
+    );
+
+  /** Every item in the table (to prove that nothing changed). */
+  const tableItems = async () => {
+    const out = await admin.dynamo.send(
+      new ScanCommand({ TableName: tableName, ConsistentRead: true }),
+    );
+    return (out.Items ?? []).sort((a, b) =>
+      `${a.pk?.S}${a.sk?.S}`.localeCompare(`${b.pk?.S}${b.sk?.S}`),
+    );
+  };
+
+  return {
+    env,
+    tableName,
+    bucketName,
+    aggregateQueueUrl,
+    admin,
+    clients,
+    faults,
+    ports,
+    ingestHandler,
+    aggregateHandler,
+    ingest,
+    deliverUntilDone,
+    drainAggregates,
+    orders,
+    hourly,
+    hourObjects,
+    rejects,
+    listKeys,
+    tableItems,
+    setClock: (clock: () => number) => {
+      now = clock;
+    },
+  };
+};
+
+export type Pipeline = Awaited<ReturnType<typeof createPipeline>>;
