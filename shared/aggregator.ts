@@ -87,6 +87,8 @@ export const publishHour = async (
       if (await ports.objects.deleteIfUnchanged(hour, stored.etag)) return { kind: 'deleted' };
       continue;
     }
+    // computedAt also keeps ETags (content hashes) from repeating, so a compare-and-swap can
+    // never mistake a republished older body for the one it read.
     const body = { ...aggregate, computedAt: new Date(ports.now()).toISOString() };
     if (await ports.objects.putIfUnchanged(hour, body, stored?.etag)) {
       const previous = stored?.aggregate?.revision;

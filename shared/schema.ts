@@ -141,6 +141,14 @@ const describeIssues = (issues: readonly v.BaseIssue<unknown>[]): string =>
 
 /** Validates a parsed JSON value against the batch contract. */
 export const validateBatch = (value: unknown): ValidationResult => {
+  // Valibot accepts arrays as objects; the contract wants a JSON object.
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return {
+      ok: false,
+      reason: 'schema-violation',
+      detail: '(body): must be a JSON object with batchId and events',
+    };
+  }
   const result = v.safeParse(OrderBatchSchema, value);
   if (!result.success) {
     return { ok: false, reason: 'schema-violation', detail: describeIssues(result.issues) };

@@ -58,7 +58,7 @@ export interface PipelineOptions {
   readonly env?: Record<string, string>;
 }
 
-const clientConfig = () => ({
+export const clientConfig = () => ({
   endpoint: inject('endpoint'),
   region: LOCAL_REGION,
   credentials: LOCAL_CREDENTIALS,
@@ -143,7 +143,12 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
         LOCAL_REGION,
       ),
     );
-    return ingestHandler(toSqsEvent(records), lambdaContext('ingest-orders', 30_000));
+    try {
+      return await ingestHandler(toSqsEvent(records), lambdaContext('ingest-orders', 30_000));
+    } catch {
+      // A failed invocation returns every message to the queue, as on AWS.
+      return { batchItemFailures: records.map((r) => ({ itemIdentifier: r.messageId })) };
+    }
   };
 
   /** Delivers each body until it succeeds (SQS redelivering a failed message), up to `attempts`. */

@@ -1,0 +1,140 @@
+import {
+  CancelMessageMoveTaskCommand,
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ListMessageMoveTasksCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../local/net.ts';
+import { createAdminClients, uniqueName } from '../support/pipeline.ts';
+
+/** SQS message move tasks (DLQ redrive) as AWS documents them, through the local edge. */
+describe('SQS message move tasks on the local edge', () => {
+  const setup = async () => {
+    const { sqs } = createAdminClients();
+    const arnOf = async (QueueUrl: string) =>
+      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] })))
+        .Attributes?.QueueArn ?? '';
+    const dlqUrl =
+      (await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('dlq') }))).QueueUrl ?? '';
+    const dlqArn = await arnOf(dlqUrl);
+    const sourceUrl =
+      (
+        await sqs.send(
+          new CreateQueueCommand({
+            QueueName: uniqueName('source'),
+            Attributes: {
+              RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 1 }),
+            },
+          }),
+        )
+      ).QueueUrl ?? '';
+    const count = async (QueueUrl: string) => {
+      const a = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
+      );
+      return (
+        Number(a.Attributes?.ApproximateNumberOfMessages) +
+        Number(a.Attributes?.ApproximateNumberOfMessagesNotVisible)
+      );
+    };
+    return { sqs, dlqUrl, dlqArn, sourceUrl, sourceArn: await arnOf(sourceUrl), count };
+  };
+
+  const fill = async (
+    sqs: ReturnType<typeof createAdminClients>['sqs'],
+    QueueUrl: string,
+    n: number,
+  ) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++)
+      ids.push(
+        (await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: `m-${i}` }))).MessageId ??
+          '',
+      );
+    return ids;
+  };
+
+  it('moves every message of a dead-letter queue back to its source, with new message ids', async () => {
+    const { sqs, dlqUrl, dlqArn, sourceUrl, count } = await setup();
+    const oldIds = await fill(sqs, dlqUrl, 25);
+    const { TaskHandle } = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlqArn }));
+    expect(TaskHandle).toBeTruthy();
+    await waitFor(
+      async () =>
+        (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results?.[0]
+          ?.Status === 'COMPLETED',
+      { timeoutMs: 10_000, what: 'the move task to complete' },
+    );
+    const [task] =
+      (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results ?? [];
+    expect(task).toMatchObject({
+      ApproximateNumberOfMessagesMoved: 25,
+      ApproximateNumberOfMessagesToMove: 25,
+    });
+    expect(await count(dlqUrl)).toBe(0);
+    expect(await count(sourceUrl)).toBe(25);
+    const moved = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: sourceUrl, MaxNumberOfMessages: 10 }),
+    );
+    for (const m of moved.Messages ?? []) {
+      expect(oldIds).not.toContain(m.MessageId);
+      expect(m.Body).toMatch(/^m-\d+$/);
+    }
+  });
+
+  it('moves to an explicit DestinationArn when one is given', async () => {
+    const { sqs, dlqUrl, dlqArn, count } = await setup();
+    const otherUrl =
+      (await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('other') }))).QueueUrl ?? '';
+    const otherArn = (
+      await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: otherUrl, AttributeNames: ['QueueArn'] }),
+      )
+    ).Attributes?.QueueArn;
+    await fill(sqs, dlqUrl, 3);
+    await sqs.send(
+      new StartMessageMoveTaskCommand({ SourceArn: dlqArn, DestinationArn: otherArn }),
+    );
+    await waitFor(async () => (await count(otherUrl)) === 3, {
+      timeoutMs: 10_000,
+      what: 'three messages in the destination',
+    });
+  });
+
+  it('refuses a second task on a source queue while one is running, and a source that is not a dead-letter queue', async () => {
+    const { sqs, dlqUrl, dlqArn, sourceArn } = await setup();
+    await fill(sqs, dlqUrl, 20);
+    await sqs.send(
+      new StartMessageMoveTaskCommand({ SourceArn: dlqArn, MaxNumberOfMessagesPerSecond: 1 }),
+    );
+    await expect(sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlqArn }))).rejects.toThrow(
+      /already a task running/,
+    );
+    await expect(
+      sqs.send(new StartMessageMoveTaskCommand({ SourceArn: sourceArn })),
+    ).rejects.toThrow(/Dead Letter Queue/);
+  });
+
+  it('stops a running task when it is cancelled and reports it as cancelled', async () => {
+    const { sqs, dlqUrl, dlqArn, count } = await setup();
+    await fill(sqs, dlqUrl, 20);
+    const { TaskHandle } = await sqs.send(
+      new StartMessageMoveTaskCommand({ SourceArn: dlqArn, MaxNumberOfMessagesPerSecond: 2 }),
+    );
+    await sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle }));
+    await waitFor(
+      async () =>
+        (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results?.[0]
+          ?.Status === 'CANCELLED',
+      { timeoutMs: 10_000, what: 'the task to be cancelled' },
+    );
+    expect(await count(dlqUrl)).toBeGreaterThan(10);
+  });
+});

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import type { FaultKind } from '../../local/faults.ts';
+import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
+import { createPipeline, type Pipeline } from '../support/pipeline.ts';
+
+/** Everything the pipeline leaves behind, minus the wall-clock bookkeeping. */
+const endState = async (p: Pipeline) => ({
+  items: await p.tableItems(),
+  hours: (await p.hourObjects()).map(({ key, body }) => ({
+    key,
+    body: { ...body, computedAt: undefined },
+  })),
+  raw: await p.listKeys('raw/'),
+  rejects: await p.rejects(),
+});
+
+const cleanRun = async () => {
+  const p = await createPipeline();
+  await p.deliverUntilDone(seedBatches());
+  await p.drainAggregates();
+  return endState(p);
+};
+
+describe('a crash at any side-effecting call, followed by redelivery', () => {
+  const ingestSites = [
+    'PutItem:batch',
+    'PutObject:raw',
+    'PutItem:order',
+    'TransactWriteItems',
+    'SendMessageBatch',
+  ];
+  const cases = ingestSites.flatMap((site) =>
+    (['crash-before', 'crash-after'] as FaultKind[]).flatMap((kind) =>
+      [1, 3].map((nth) => ({ site, kind, nth })),
+    ),
+  );
+
+  it.each(cases)(
+    'ends in the clean run’s state when ingest has $kind at call $nth of $site',
+    async ({ site, kind, nth }) => {
+      const expected = await cleanRun();
+      const p = await createPipeline();
+      p.faults.add({ site, kind, nth });
+      await p.deliverUntilDone(seedBatches());
+      await p.drainAggregates();
+      expect(p.faults.fired).toEqual([`${kind}@${site}`]);
+      expect(await endState(p)).toEqual(expected);
+      expect(await p.orders()).toEqual(expectedOrders());
+      expect(await p.hourly()).toEqual(expectedHourly());
+    },
+  );
+
+  it.each(['crash-before', 'crash-after'] as FaultKind[])(
+    'publishes every hour correctly when the aggregator has %s at its S3 write',
+    async (kind) => {
+      const p = await createPipeline();
+      p.faults.add({ site: 'PutObject:aggregates', kind, nth: 2 });
+      await p.deliverUntilDone(seedBatches());
+      await p.drainAggregates();
+      expect(p.faults.fired).toEqual([`${kind}@PutObject:aggregates`]);
+      expect(await p.hourly()).toEqual(expectedHourly());
+    },
+  );
+
+  it('does no physical S3 write when a recompute after a crash finds the hour already published', async () => {
+    const p = await createPipeline();
+    await p.deliverUntilDone(seedBatches());
+    p.faults.add({ site: 'PutObject:aggregates', kind: 'crash-after', nth: 1, times: 1 });
+    await p.drainAggregates();
+    // Four hours, four writes: the retried hour found its object already current.
+    expect(p.faults.calls.get('PutObject:aggregates')).toBe(4);
+  });
+
+  it('quarantines an invalid message once when the quarantine write crashes after it succeeded', async () => {
+    const p = await createPipeline();
+    p.faults.add({ site: 'PutObject:rejects', kind: 'crash-after' });
+    await p.deliverUntilDone(['{"not":"a batch"}']);
+    const rejects = await p.rejects();
+    expect(rejects).toHaveLength(1);
+    expect(rejects[0]?.reason).toBe('schema-violation');
+  });
+
+  it('completes a batch split into several transactions when it crashes between two of them', async () => {
+    const p = await createPipeline();
+    const events = Array.from({ length: 120 }, (_, i) => ({
+      eventId: `e${i}`,
+      orderId: `o${i}`,
+      customerId: 'C',
+      status: 'placed',
+      amount: '1.25',
+      currency: 'EUR',
+      eventTime: new Date(Date.UTC(2026, 9, 1) + i * 3_600_000).toISOString(),
+    }));
+    const body = JSON.stringify({ batchId: 'wide-batch', events });
+    p.faults.add({ site: 'TransactWriteItems', kind: 'crash-after', nth: 1 });
+    await p.deliverUntilDone([body, body]);
+    await p.drainAggregates();
+    const hours = await p.hourly();
+    expect(hours).toHaveLength(120);
+    expect(hours.every((h) => h.events === 1 && h.byStatus.placed?.amounts.EUR === '1.25')).toBe(
+      true,
+    );
+    expect(p.faults.calls.get('TransactWriteItems')).toBe(2);
+  });
+});

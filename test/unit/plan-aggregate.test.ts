@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { aggregateHour, hourDeltas, sameAggregate } from '../../shared/aggregate.ts';
+import { planBatch } from '../../shared/ingest.ts';
+import { type OrderBatch, validateBatch } from '../../shared/schema.ts';
+
+const parse = (value: unknown): OrderBatch => {
+  const result = validateBatch(value);
+  if (!result.ok) throw new Error(result.detail);
+  return result.batch;
+};
+
+const ev = (
+  id: string,
+  orderId: string,
+  eventTime: string,
+  status = 'placed',
+  amount = '1.00',
+  currency = 'USD',
+) => ({
+  eventId: id,
+  orderId,
+  customerId: 'C',
+  status,
+  amount,
+  currency,
+  eventTime,
+});
+
+describe('planning a batch', () => {
+  it('writes each order once, with its newest event (event id breaks ties)', () => {
+    const plan = planBatch(
+      parse({
+        batchId: 'b',
+        events: [
+          ev('a', '1', '2026-10-01T10:00:00Z', 'paid'),
+          ev('b', '1', '2026-10-01T09:00:00Z'),
+          ev('c', '2', '2026-10-01T09:00:00Z'),
+          ev('d', '2', '2026-10-01T09:00:00Z', 'cancelled'),
+        ],
+      }),
+      { counterShards: 4 },
+    );
+    expect(plan.orderUpdates.map((e) => [e.orderId, e.eventId])).toEqual([
+      ['1', 'a'],
+      ['2', 'd'],
+    ]);
+    expect(plan.hours).toEqual(['2026-10-01T09:00:00Z', '2026-10-01T10:00:00Z']);
+    expect(plan.archiveKey).toBe('raw/date=2026-10-01/hour=09/b.json');
+  });
+
+  it('splits a batch touching more hours than one transaction holds into parts', () => {
+    const events = Array.from({ length: 250 }, (_, i) =>
+      ev(`e${i}`, `o${i}`, new Date(Date.UTC(2026, 0, 1) + i * 3_600_000).toISOString()),
+    );
+    const plan = planBatch(parse({ batchId: 'wide', events }), { counterShards: 4 });
+    expect(plan.parts.map((p) => p.length)).toEqual([99, 99, 52]);
+    expect(plan.parts.flat().map((d) => d.hour)).toEqual(plan.hours);
+  });
+
+  it('keeps every shard index within the configured count and the same for the same batch id', () => {
+    const shards = new Set<number>();
+    for (let i = 0; i < 200; i++) {
+      const plan = planBatch(
+        parse({ batchId: `b-${i}`, events: [ev('e', '1', '2026-10-01T09:00:00Z')] }),
+        {
+          counterShards: 4,
+        },
+      );
+      shards.add(plan.shard);
+    }
+    expect([...shards].sort()).toEqual([0, 1, 2, 3]);
+  });
+});
+
+describe('hourly aggregates', () => {
+  it('sums counters by status and currency with exact decimals', () => {
+    const batch = parse({
+      batchId: 'b',
+      events: [
+        ev('a', '1', '2026-10-01T09:05:00Z', 'placed', '0.10'),
+        ev('b', '2', '2026-10-01T09:10:00Z', 'placed', '0.20'),
+        ev('c', '3', '2026-10-01T09:15:00Z', 'placed', '5.00', 'EUR'),
+        ev('d', '4', '2026-10-01T09:20:00Z', 'paid', '0.70'),
+      ],
+    });
+    const [delta] = hourDeltas(batch.events);
+    const shard = { updates: 1n, cells: delta?.cells ?? [] };
+    expect(aggregateHour('2026-10-01T09:00:00Z', [shard, shard])).toEqual({
+      hour: '2026-10-01T09:00:00Z',
+      events: 8,
+      byStatus: {
+        paid: { events: 2, amounts: { USD: '1.40' } },
+        placed: { events: 6, amounts: { EUR: '10.00', USD: '0.60' } },
+      },
+      revision: 2,
+    });
+  });
+
+  it('treats aggregates as equal regardless of key order, and different when the revision moved', () => {
+    const a = {
+      hour: 'h',
+      events: 1,
+      byStatus: { paid: { events: 1, amounts: { USD: '1.00' } } },
+      revision: 1,
+    };
+    expect(sameAggregate(a, { ...a })).toBe(true);
+    expect(sameAggregate(a, { ...a, revision: 2 })).toBe(false);
+  });
+});
