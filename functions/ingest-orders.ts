@@ -66,10 +66,13 @@ export const createIngestHandler = (
   return middy<SQSEvent, SQSBatchResponse, Error, Context>()
     .use(injectLambdaContext(logger))
     .use(logMetrics(metrics))
-    .handler((event, context) =>
+    .handler((event, context) => {
+      resolve(); // a configuration error fails the invocation itself, naming the variable
       // A processor per invocation: it holds per-batch state.
-      processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), { context }),
-    );
+      return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
+        context,
+      });
+    });
 };
 
 export const handler = createIngestHandler(() => {

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { seedBatches } from '../support/fixtures.ts';
+import { createPipeline } from '../support/pipeline.ts';
+
+const good = (batchId: string) =>
+  JSON.stringify({
+    batchId,
+    events: [
+      {
+        eventId: `e-${batchId}`,
+        orderId: batchId,
+        customerId: 'C1',
+        status: 'paid',
+        amount: '7.00',
+        currency: 'EUR',
+        eventTime: '2026-10-01T08:15:00Z',
+      },
+    ],
+  });
+
+const withEvent = (change: Record<string, unknown>) =>
+  JSON.stringify({
+    batchId: 'bad-1',
+    events: [
+      {
+        eventId: 'e-1',
+        orderId: 'o-1',
+        customerId: 'C1',
+        status: 'placed',
+        amount: '1.00',
+        currency: 'USD',
+        eventTime: '2026-10-01T08:00:00Z',
+        ...change,
+      },
+    ],
+  });
+
+describe('invalid input', () => {
+  it.each([
+    ['a body that is not JSON', '{"batchId": "x", ', 'invalid-json'],
+    ['an empty body', '', 'invalid-json'],
+    ['a schema violation', withEvent({ status: 'lost' }), 'schema-violation'],
+    ['a number as amount', withEvent({ amount: 1 }), 'schema-violation'],
+    ['a time without offset', withEvent({ eventTime: '2026-10-01T08:00:00' }), 'schema-violation'],
+    [
+      'two events with one id',
+      JSON.stringify({
+        batchId: 'dup',
+        events: [JSON.parse(withEvent({})).events[0], JSON.parse(withEvent({})).events[0]],
+      }),
+      'duplicate-event-id',
+    ],
+    [
+      'a body over the size limit',
+      JSON.stringify({ batchId: 'big', padding: 'x'.repeat(1024 * 1024) }),
+      'oversize',
+    ],
+  ])('quarantines %s with its reason and applies its neighbours', async (_, body, reason) => {
+    const p = await createPipeline();
+    const badId = randomUUID();
+    const res = await p.ingest([
+      { body: good('n-1') },
+      { body, messageId: badId },
+      { body: good('n-2') },
+    ]);
+    expect(res.batchItemFailures).toEqual([]);
+    const rejects = await p.rejects();
+    expect(rejects).toHaveLength(1);
+    expect(rejects[0]).toMatchObject({ reason, messageId: badId, body, source: 'ingest' });
+    expect(rejects[0]?.detail).toBeTruthy();
+    expect((await p.orders()).map((o) => o.orderId)).toEqual(['n-1', 'n-2']);
+    // Nothing of the invalid message reached the table: only the neighbours' items exist.
+    expect(
+      (await p.tableItems())
+        .map((i) => i.pk?.S)
+        .filter((pk) => pk?.includes('bad') || pk?.includes('dup')),
+    ).toEqual([]);
+  });
+
+  it('quarantines an invalid aggregate message and keeps publishing the valid ones', async () => {
+    const p = await createPipeline();
+    await p.deliverUntilDone(seedBatches().slice(0, 1));
+    const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
+    await p.admin.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: p.aggregateQueueUrl,
+        MessageBody: '{"hour":"2026-10-01T09:30:00Z"}',
+      }),
+    );
+    await p.drainAggregates();
+    expect((await p.hourly()).map((h) => h.hour)).toEqual(['2026-10-01T09:00:00Z']);
+    const [reject] = await p.rejects();
+    expect(reject).toMatchObject({ source: 'aggregate', reason: 'schema-violation' });
+  });
+});
+
+describe('ledger retention', () => {
+  const day = 86_400_000;
+
+  it('stamps ledger entries with an expiry after the batch’s newest event plus the retention', async () => {
+    const p = await createPipeline({ env: { LEDGER_RETENTION_DAYS: '30' } });
+    const now = Date.parse('2026-10-02T00:00:00Z');
+    p.setClock(() => now);
+    await p.deliverUntilDone(seedBatches());
+    const ledger = (await p.tableItems()).filter((i) => i.pk?.S?.startsWith('BATCH#'));
+    expect(ledger).toHaveLength(4);
+    for (const item of ledger) expect(Number(item.expiresAt?.N)).toBe((now + 30 * day) / 1000);
+  });
+
+  it('refuses a batch older than the retention instead of risking a second application', async () => {
+    const p = await createPipeline({ env: { LEDGER_RETENTION_DAYS: '30' } });
+    p.setClock(() => Date.parse('2026-10-01T00:00:00Z') + 31 * day);
+    await p.deliverUntilDone(seedBatches().slice(0, 1));
+    expect(await p.orders()).toEqual([]);
+    expect(await p.tableItems()).toEqual([]);
+    const [reject] = await p.rejects();
+    expect(reject).toMatchObject({ reason: 'beyond-retention', batchId: 'make-orders-1' });
+  });
+
+  it('keeps ledger entries without expiry when no retention is configured', async () => {
+    const p = await createPipeline();
+    await p.deliverUntilDone(seedBatches());
+    const ledger = (await p.tableItems()).filter((i) => i.pk?.S?.startsWith('BATCH#'));
+    expect(ledger.every((i) => i.expiresAt === undefined)).toBe(true);
+  });
+});

@@ -1,0 +1,168 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type FaultKind, SIDE_EFFECT_SITES } from '../../local/faults.ts';
+import { createPipeline, type HourView } from '../support/pipeline.ts';
+
+interface Ev {
+  eventId: string;
+  orderId: string;
+  customerId: string;
+  status: string;
+  amount: string;
+  currency: string;
+  eventTime: string;
+}
+
+/** The reference model: each batch counted once, each order holding its newest event. */
+const model = (batches: readonly { events: readonly Ev[] }[]) => {
+  const events = batches.flatMap((b) => b.events);
+  const newest = new Map<string, Ev>();
+  for (const e of events) {
+    const cur = newest.get(e.orderId);
+    const t = Date.parse(e.eventTime);
+    if (
+      !cur ||
+      t > Date.parse(cur.eventTime) ||
+      (t === Date.parse(cur.eventTime) && e.eventId > cur.eventId)
+    )
+      newest.set(e.orderId, e);
+  }
+  const orders = [...newest.values()]
+    .sort((a, b) => (a.orderId < b.orderId ? -1 : 1))
+    .map(({ orderId, customerId, status, amount, currency, eventTime }) => ({
+      orderId,
+      customerId,
+      status,
+      amount,
+      currency,
+      eventTime,
+    }));
+  const hours = new Map<string, Map<string, Map<string, { n: number; cents: bigint }>>>();
+  for (const e of events) {
+    const hour = `${new Date(Date.parse(e.eventTime)).toISOString().slice(0, 13)}:00:00Z`;
+    const byStatus = hours.get(hour) ?? new Map();
+    hours.set(hour, byStatus);
+    const byCurrency = byStatus.get(e.status) ?? new Map();
+    byStatus.set(e.status, byCurrency);
+    const cell = byCurrency.get(e.currency) ?? { n: 0, cents: 0n };
+    cell.n++;
+    cell.cents += BigInt(e.amount.replace('.', ''));
+    byCurrency.set(e.currency, cell);
+  }
+  const hourly: HourView[] = [...hours.keys()].sort().map((hour) => {
+    const byStatus: HourView['byStatus'] = {};
+    let total = 0;
+    for (const [status, byCurrency] of [...(hours.get(hour) ?? new Map()).entries()].sort()) {
+      let n = 0;
+      const amounts: Record<string, string> = {};
+      for (const [currency, cell] of [...byCurrency.entries()].sort()) {
+        n += cell.n;
+        amounts[currency] =
+          `${cell.cents / 100n}.${(cell.cents % 100n).toString().padStart(2, '0')}`;
+      }
+      byStatus[status] = { events: n, amounts };
+      total += n;
+    }
+    return { hour, events: total, byStatus };
+  });
+  return { orders, hourly };
+};
+
+const eventArb = fc.record({
+  orderId: fc.constantFrom('o1', 'o2', 'o3', 'o4', 'o5'),
+  customerId: fc.constantFrom('C1', 'C2'),
+  status: fc.constantFrom('placed', 'paid', 'shipped', 'delivered', 'cancelled', 'refunded'),
+  cents: fc.integer({ min: 0, max: 99_999 }),
+  currency: fc.constantFrom('USD', 'EUR'),
+  // Three hours, minute resolution: plenty of ties on time, broken by event id.
+  minute: fc.integer({ min: 0, max: 179 }),
+  offset: fc.constantFrom('Z', '+02:00', '-05:00'),
+});
+
+const toEventTime = (minute: number, offset: string) => {
+  const utc = Date.UTC(2026, 9, 1, 9) + minute * 60_000;
+  const shift =
+    offset === 'Z' ? 0 : (offset.startsWith('+') ? 1 : -1) * Number(offset.slice(1, 3)) * 3_600_000;
+  const local = new Date(utc + shift).toISOString().slice(0, 19);
+  return `${local}${offset}`;
+};
+
+const streamArb = fc
+  .array(fc.array(eventArb, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 5 })
+  .map((batches) => {
+    let n = 0;
+    return batches.map((events, b) => ({
+      batchId: `batch-${b}`,
+      events: events.map(
+        (e): Ev => ({
+          eventId: `ev-${(n++).toString().padStart(3, '0')}`,
+          orderId: e.orderId,
+          customerId: e.customerId,
+          status: e.status,
+          amount: `${Math.floor(e.cents / 100)}.${(e.cents % 100).toString().padStart(2, '0')}`,
+          currency: e.currency,
+          eventTime: toEventTime(e.minute, e.offset),
+        }),
+      ),
+    }));
+  });
+
+const scheduleArb = (batchCount: number) =>
+  fc.record({
+    // How often each batch is delivered (redeliveries, redrives, replays all look alike).
+    copies: fc.array(fc.integer({ min: 1, max: 3 }), {
+      minLength: batchCount,
+      maxLength: batchCount,
+    }),
+    order: fc.infiniteStream(fc.nat()),
+    invocationSize: fc.integer({ min: 1, max: 4 }),
+    faults: fc.array(
+      fc.record({
+        site: fc.constantFrom(...SIDE_EFFECT_SITES.filter((s) => s !== 'PutObject:rejects')),
+        kind: fc.constantFrom<FaultKind>('crash-before', 'crash-after', 'throttle'),
+        nth: fc.integer({ min: 1, max: 4 }),
+      }),
+      { maxLength: 3 },
+    ),
+  });
+
+describe('any delivery schedule', () => {
+  it('gives the reference model’s orders and hourly aggregates, whatever the order, duplicates and crashes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        streamArb.chain((stream) => fc.tuple(fc.constant(stream), scheduleArb(stream.length))),
+        async ([stream, schedule]) => {
+          const p = await createPipeline();
+          for (const fault of schedule.faults) p.faults.add(fault);
+          const bodies = stream.map((b) => JSON.stringify(b));
+          // Build the queue: every copy, shuffled by the generated order.
+          const queue = bodies.flatMap((body, i) =>
+            Array.from({ length: schedule.copies[i] ?? 1 }, () => body),
+          );
+          const order = schedule.order;
+          for (let i = queue.length - 1; i > 0; i--) {
+            const j = (order.next().value ?? 0) % (i + 1);
+            [queue[i], queue[j]] = [queue[j] ?? '', queue[i] ?? ''];
+          }
+          // Invoke in SQS batches; a failed message goes back to the end of the queue.
+          let invocations = 0;
+          while (queue.length > 0) {
+            if (++invocations > 200) throw new Error('the queue never drained');
+            const batch = queue
+              .splice(0, schedule.invocationSize)
+              .map((body, i) => ({ body, messageId: `m-${invocations}-${i}` }));
+            const res = await p.ingest(batch);
+            const failed = new Set(res.batchItemFailures.map((f) => f.itemIdentifier));
+            queue.push(...batch.filter((m) => failed.has(m.messageId)).map((m) => m.body));
+          }
+          await p.drainAggregates();
+          const expected = model(stream);
+          expect(await p.orders()).toEqual(expected.orders);
+          expect(await p.hourly()).toEqual(expected.hourly);
+          expect(await p.rejects()).toEqual([]);
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+});

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
+import { ConfigError } from '../../shared/errors.ts';
+
+const env = { TABLE_NAME: 't', BUCKET_NAME: 'b', AGGREGATE_QUEUE_URL: 'http://q' };
+
+describe('configuration', () => {
+  it('fills documented defaults', () => {
+    expect(loadIngestConfig(env)).toEqual({
+      aws: { region: undefined, endpoint: undefined, s3ForcePathStyle: false },
+      tableName: 't',
+      bucketName: 'b',
+      aggregateQueueUrl: 'http://q',
+      counterShards: 4,
+      maxBodyBytes: 1024 * 1024,
+      ledgerRetentionSeconds: undefined,
+      writeConcurrency: 16,
+    });
+  });
+
+  it('fails naming every missing variable', () => {
+    expect(() => loadIngestConfig({ TABLE_NAME: 't' })).toThrow(ConfigError);
+    expect(() => loadIngestConfig({ TABLE_NAME: 't' })).toThrow(
+      /BUCKET_NAME: is required; AGGREGATE_QUEUE_URL: is required/,
+    );
+    expect(() => loadAggregateConfig({})).toThrow(/TABLE_NAME: is required/);
+  });
+
+  it('fails naming a malformed variable', () => {
+    expect(() => loadIngestConfig({ ...env, COUNTER_SHARDS: '0' })).toThrow(
+      /COUNTER_SHARDS: must be at least 1/,
+    );
+    expect(() => loadIngestConfig({ ...env, LEDGER_RETENTION_DAYS: 'ten' })).toThrow(
+      /LEDGER_RETENTION_DAYS: must be a whole number/,
+    );
+    expect(() => loadIngestConfig({ ...env, S3_FORCE_PATH_STYLE: 'yes' })).toThrow(
+      /S3_FORCE_PATH_STYLE/,
+    );
+    expect(() => loadIngestConfig({ ...env, AWS_ENDPOINT_URL: 'localhost' })).toThrow(
+      /AWS_ENDPOINT_URL: must be a URL/,
+    );
+  });
+
+  it('reads the ledger retention in days', () => {
+    expect(loadIngestConfig({ ...env, LEDGER_RETENTION_DAYS: '30' }).ledgerRetentionSeconds).toBe(
+      30 * 86_400,
+    );
+  });
+});
