@@ -1,0 +1,72 @@
+import { Duration } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import { Construct } from 'constructs';
+import type { QueueWithDlq } from './queue-with-dlq.ts';
+
+export interface PipelineAlarmsProps {
+  readonly queues: Record<string, QueueWithDlq>;
+  readonly functions: Record<string, IFunction>;
+  /** Subscribed to an SNS topic that receives every alarm; no topic when absent. */
+  readonly email?: string;
+  /** Alarm when the oldest message is older than this. Default 5 minutes. */
+  readonly maxMessageAge?: Duration;
+}
+
+/** Messages in a DLQ, a growing backlog, function errors and throttles. */
+export class PipelineAlarms extends Construct {
+  readonly alarms: Alarm[] = [];
+  readonly topic: Topic | undefined;
+
+  constructor(scope: Construct, id: string, props: PipelineAlarmsProps) {
+    super(scope, id);
+    const period = Duration.minutes(1);
+    const add = (
+      name: string,
+      alarm: Omit<ConstructorParameters<typeof Alarm>[2], 'evaluationPeriods'>,
+    ) =>
+      this.alarms.push(
+        new Alarm(this, name, {
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+          ...alarm,
+        }),
+      );
+    for (const [name, q] of Object.entries(props.queues)) {
+      add(`${name}DlqMessages`, {
+        alarmDescription: `${name}: messages in the DLQ. Inspect, fix, then \`onceflow replay dlq --queue ${name}\`.`,
+        metric: q.dlq.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+      add(`${name}OldestMessage`, {
+        alarmDescription: `${name}: the oldest message waits too long (backlog or stuck consumer).`,
+        metric: q.queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' }),
+        threshold: (props.maxMessageAge ?? Duration.minutes(5)).toSeconds(),
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+    for (const [name, fn] of Object.entries(props.functions)) {
+      add(`${name}Errors`, {
+        alarmDescription: `${name}: invocations failed as a whole.`,
+        metric: fn.metricErrors({ period, statistic: 'Sum' }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+      add(`${name}Throttles`, {
+        alarmDescription: `${name}: invocations were throttled.`,
+        metric: fn.metricThrottles({ period, statistic: 'Sum' }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+    if (props.email) {
+      this.topic = new Topic(this, 'Topic', { enforceSSL: true });
+      this.topic.addSubscription(new EmailSubscription(props.email));
+      for (const alarm of this.alarms) alarm.addAlarmAction(new SnsAction(this.topic));
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+
+export interface OrderTableProps {
+  /** Protects the table from deletion and keeps it when the stack goes. */
+  readonly protect: boolean;
+}
+
+/** The single table: batch ledger, orders and hourly counters, keyed (pk, sk). */
+export class OrderTable extends Construct {
+  /** The TTL attribute used when a ledger retention is configured. */
+  static readonly TTL_ATTRIBUTE = 'expiresAt';
+  readonly table: TableV2;
+
+  constructor(scope: Construct, id: string, props: OrderTableProps) {
+    super(scope, id);
+    this.table = new TableV2(this, 'Table', {
+      partitionKey: { name: 'pk', type: AttributeType.STRING },
+      sortKey: { name: 'sk', type: AttributeType.STRING },
+      billing: Billing.onDemand(),
+      encryption: TableEncryptionV2.awsManagedKey(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: OrderTable.TTL_ATTRIBUTE,
+      deletionProtection: props.protect,
+      removalPolicy: props.protect ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+  }
+}

@@ -1,0 +1,49 @@
+import { Duration } from 'aws-cdk-lib';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+export interface QueueWithDlqProps {
+  /** Visibility timeout of the source queue. */
+  readonly visibilityTimeout: Duration;
+  /** Receives before a message moves to the DLQ. Default 5. */
+  readonly maxReceiveCount?: number;
+  /** Source queue retention. Default 4 days. */
+  readonly retentionPeriod?: Duration;
+  /** DLQ retention; must exceed the source's. Default 14 days (the SQS maximum). */
+  readonly dlqRetentionPeriod?: Duration;
+}
+
+/** A queue and its dead-letter queue: SSE, TLS-only, a redrive policy, a DLQ that outlives it. */
+export class QueueWithDlq extends Construct {
+  readonly queue: Queue;
+  readonly dlq: Queue;
+  readonly maxReceiveCount: number;
+  readonly visibilityTimeout: Duration;
+
+  constructor(scope: Construct, id: string, props: QueueWithDlqProps) {
+    super(scope, id);
+    const retention = props.retentionPeriod ?? Duration.days(4);
+    const dlqRetention = props.dlqRetentionPeriod ?? Duration.days(14);
+    // A message redriven from the DLQ keeps its original enqueue time on AWS: the DLQ must
+    // keep messages longer than the source, or they expire there before anyone can redrive.
+    if (dlqRetention.toSeconds() <= retention.toSeconds()) {
+      throw new Error(
+        `${id}: DLQ retention (${dlqRetention.toHumanString()}) must exceed the queue's (${retention.toHumanString()})`,
+      );
+    }
+    this.maxReceiveCount = props.maxReceiveCount ?? 5;
+    this.visibilityTimeout = props.visibilityTimeout;
+    this.dlq = new Queue(this, 'Dlq', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: dlqRetention,
+    });
+    this.queue = new Queue(this, 'Queue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: retention,
+      visibilityTimeout: props.visibilityTimeout,
+      deadLetterQueue: { queue: this.dlq, maxReceiveCount: this.maxReceiveCount },
+    });
+  }
+}

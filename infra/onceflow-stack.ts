@@ -1,0 +1,210 @@
+import { join } from 'node:path';
+import {
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Validations,
+} from 'aws-cdk-lib';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
+import type { Construct, IConstruct } from 'constructs';
+import { PipelineAlarms } from './constructs/alarms.ts';
+import { DataBucket } from './constructs/data-bucket.ts';
+import { OrderTable } from './constructs/order-table.ts';
+import { QueueWithDlq } from './constructs/queue-with-dlq.ts';
+import { SqsFunction } from './constructs/sqs-function.ts';
+import type { Settings } from './settings.ts';
+
+const FUNCTIONS_DIR = join(import.meta.dirname, '..', 'functions');
+
+export interface FunctionTuning {
+  /** Default 30 seconds. */
+  readonly timeout?: Duration;
+  /** Default 10. */
+  readonly batchSize?: number;
+  /** Default none. */
+  readonly maxBatchingWindow?: Duration;
+  /** Default 10. */
+  readonly maxConcurrency?: number;
+}
+
+export interface OnceflowStackProps extends StackProps {
+  readonly settings: Settings;
+  /** Ingest function tuning; its queue's visibility timeout follows (6 × timeout + window). */
+  readonly ingest?: FunctionTuning;
+  /** Aggregate function tuning. */
+  readonly aggregate?: FunctionTuning;
+}
+
+const visibilityFor = (t: FunctionTuning | undefined) =>
+  Duration.seconds(
+    6 * (t?.timeout ?? Duration.seconds(30)).toSeconds() +
+      (t?.maxBatchingWindow ?? Duration.seconds(0)).toSeconds(),
+  );
+
+/** The whole pipeline: two queues with DLQs, two functions, one table, one bucket, alarms. */
+export class OnceflowStack extends Stack {
+  readonly ordersQueue: QueueWithDlq;
+  readonly aggregateQueue: QueueWithDlq;
+  readonly ingest: SqsFunction;
+  readonly aggregate: SqsFunction;
+  readonly table: OrderTable;
+  readonly data: DataBucket;
+  readonly alarms: PipelineAlarms;
+
+  constructor(scope: Construct, id: string, props: OnceflowStackProps) {
+    super(scope, id, props);
+    const { settings } = props;
+    const production = settings.stage !== 'dev';
+    const removalPolicy = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    this.table = new OrderTable(this, 'Orders', { protect: production });
+    this.data = new DataBucket(this, 'Data', {
+      retain: production,
+      rejectRetentionDays: settings.rejectRetentionDays,
+    });
+    this.ordersQueue = new QueueWithDlq(this, 'OrdersQueue', {
+      visibilityTimeout: visibilityFor(props.ingest),
+    });
+    this.aggregateQueue = new QueueWithDlq(this, 'AggregateQueue', {
+      visibilityTimeout: visibilityFor(props.aggregate),
+    });
+    const table = this.table.table;
+    const bucket = this.data.bucket;
+    const common = {
+      TABLE_NAME: table.tableName,
+      BUCKET_NAME: bucket.bucketName,
+      POWERTOOLS_SERVICE_NAME: 'onceflow',
+      POWERTOOLS_METRICS_NAMESPACE: 'onceflow',
+    };
+
+    this.ingest = new SqsFunction(this, 'IngestOrders', {
+      entry: join(FUNCTIONS_DIR, 'ingest-orders.ts'),
+      source: this.ordersQueue,
+      removalPolicy,
+      ...props.ingest,
+      environment: {
+        ...common,
+        AGGREGATE_QUEUE_URL: this.aggregateQueue.queue.queueUrl,
+        ...(settings.ledgerRetentionDays === undefined
+          ? {}
+          : { LEDGER_RETENTION_DAYS: String(settings.ledgerRetentionDays) }),
+      },
+    });
+    this.aggregate = new SqsFunction(this, 'AggregateHours', {
+      entry: join(FUNCTIONS_DIR, 'aggregate-hours.ts'),
+      source: this.aggregateQueue,
+      removalPolicy,
+      ...props.aggregate,
+      environment: common,
+    });
+
+    // Least privilege: each function gets exactly the calls it makes.
+    this.ingest.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        // PutItem: ledger claim and order writes; UpdateItem: the commit transaction's items.
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [table.tableArn],
+      }),
+    );
+    this.ingest.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['s3:PutObject'],
+        resources: [bucket.arnForObjects('raw/*'), bucket.arnForObjects('rejects/ingest/*')],
+      }),
+    );
+    this.aggregateQueue.queue.grantSendMessages(this.ingest.fn);
+    this.aggregate.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['dynamodb:Query'],
+        resources: [table.tableArn],
+      }),
+    );
+    this.aggregate.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+        resources: [bucket.arnForObjects('aggregates/hourly/*')],
+      }),
+    );
+    this.aggregate.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['s3:PutObject'],
+        resources: [bucket.arnForObjects('rejects/aggregate/*')],
+      }),
+    );
+    // Without ListBucket, GetObject of a missing hour answers 403 instead of 404.
+    this.aggregate.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['s3:ListBucket'],
+        resources: [bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': ['aggregates/hourly/*'] } },
+      }),
+    );
+
+    this.alarms = new PipelineAlarms(this, 'Alarms', {
+      queues: { orders: this.ordersQueue, aggregate: this.aggregateQueue },
+      functions: { IngestOrders: this.ingest.fn, AggregateHours: this.aggregate.fn },
+      ...(settings.alarmEmail ? { email: settings.alarmEmail } : {}),
+    });
+
+    const outputs: Record<string, string> = {
+      OrdersQueueUrl: this.ordersQueue.queue.queueUrl,
+      OrdersDlqUrl: this.ordersQueue.dlq.queueUrl,
+      AggregateQueueUrl: this.aggregateQueue.queue.queueUrl,
+      AggregateDlqUrl: this.aggregateQueue.dlq.queueUrl,
+      OrdersQueueArn: this.ordersQueue.queue.queueArn,
+      OrdersDlqArn: this.ordersQueue.dlq.queueArn,
+      AggregateQueueArn: this.aggregateQueue.queue.queueArn,
+      AggregateDlqArn: this.aggregateQueue.dlq.queueArn,
+      TableName: table.tableName,
+      BucketName: bucket.bucketName,
+      IngestFunctionName: this.ingest.fn.functionName,
+      AggregateFunctionName: this.aggregate.fn.functionName,
+    };
+    for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
+
+    this.#suppressReasonedFindings();
+  }
+
+  #suppressReasonedFindings() {
+    const ack = (scope: IConstruct, id: string, reason: string) =>
+      Validations.of(scope).acknowledge({ id, reason });
+    ack(
+      this.data.bucket,
+      'AwsSolutions-S1',
+      'Server access logs would need a second bucket per stage; CloudTrail data events cover audits where required.',
+    );
+    // Object-level S3 permissions need a key pattern; each is scoped to a fixed prefix.
+    const bucketId = this.resolve(
+      (this.data.bucket.node.defaultChild as CfnBucket).logicalId,
+    ) as string;
+    const prefixes: [SqsFunction, string[]][] = [
+      [this.ingest, ['raw/*', 'rejects/ingest/*']],
+      [this.aggregate, ['aggregates/hourly/*', 'rejects/aggregate/*']],
+    ];
+    for (const [fn, keys] of prefixes) {
+      for (const key of keys) {
+        ack(
+          fn,
+          `AwsSolutions::AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${key}]`,
+          `Objects under the fixed prefix ${key} only; no wildcard actions.`,
+        );
+      }
+    }
+    for (const fn of [this.ingest, this.aggregate]) {
+      ack(
+        fn,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        'The basic execution role only lets the function write its own logs.',
+      );
+    }
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * Stage and settings from CDK context (`-c stage=prod -c alarmEmail=…`), typed and validated in
+ * one place. Every default is documented here.
+ */
+import * as v from 'valibot';
+
+const positive = (max: number) =>
+  v.pipe(
+    v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number))]),
+    v.integer(),
+    v.minValue(1),
+    v.maxValue(max),
+  );
+
+const SettingsSchema = v.object({
+  /** Deployment stage; anything but `dev` keeps data on delete and protects the table. Default `dev`. */
+  stage: v.optional(
+    v.pipe(v.string(), v.regex(/^[a-z][a-z0-9-]{0,19}$/, 'stage must be lower-case, 1-20 chars')),
+    'dev',
+  ),
+  /** Email address subscribed to the alarm topic; no topic when absent. */
+  alarmEmail: v.optional(v.pipe(v.string(), v.email())),
+  /** Ledger retention in days; absent keeps ledger entries forever (the default). */
+  ledgerRetentionDays: v.optional(positive(36_500)),
+  /** Days before quarantined messages under rejects/ expire. Default 90. */
+  rejectRetentionDays: v.optional(positive(3650), 90),
+});
+
+export type Settings = v.InferOutput<typeof SettingsSchema>;
+
+/** Reads the settings from a construct node's context; throws naming each bad key. */
+export const readSettings = (context: (key: string) => unknown): Settings => {
+  const raw = Object.fromEntries(
+    ['stage', 'alarmEmail', 'ledgerRetentionDays', 'rejectRetentionDays']
+      .map((key) => [key, context(key)])
+      .filter(([, value]) => value !== undefined),
+  );
+  const result = v.safeParse(SettingsSchema, raw);
+  if (!result.success) {
+    throw new Error(
+      `invalid context: ${result.issues.map((i) => `${v.getDotPath(i)}: ${i.message}`).join('; ')}`,
+    );
+  }
+  return result.output;
+};

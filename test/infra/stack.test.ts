@@ -1,0 +1,321 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { QueueWithDlq } from '../../infra/constructs/queue-with-dlq.ts';
+import { SqsFunction } from '../../infra/constructs/sqs-function.ts';
+import { OnceflowStack, type OnceflowStackProps } from '../../infra/onceflow-stack.ts';
+import { readSettings } from '../../infra/settings.ts';
+
+const synth = (context: Record<string, unknown> = {}, extra: Partial<OnceflowStackProps> = {}) => {
+  const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'onceflow-cdk-')), context });
+  const stack = new OnceflowStack(app, 'test', {
+    settings: readSettings((k) => app.node.tryGetContext(k)),
+    ...extra,
+  });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  const assembly = app.synth();
+  return { stack, template: Template.fromStack(stack), assembly };
+};
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+describe('the onceflow stack', () => {
+  let template: Template;
+  let resources: Resources;
+  let stack: OnceflowStack;
+  let outdir: string;
+
+  beforeAll(() => {
+    const dev = synth();
+    template = dev.template;
+    stack = dev.stack;
+    outdir = dev.assembly.directory;
+    resources = template.toJSON().Resources as Resources;
+  });
+
+  const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
+    stack.resolve((construct.node.defaultChild as { logicalId: string }).logicalId) as string;
+
+  it('runs both functions on Node.js 24, ARM64, with source maps and their own log groups', () => {
+    template.resourcePropertiesCountIs(
+      'AWS::Lambda::Function',
+      { Runtime: 'nodejs24.x', Architectures: ['arm64'] },
+      2,
+    );
+    template.resourcePropertiesCountIs(
+      'AWS::Lambda::Function',
+      {
+        Environment: {
+          Variables: Match.objectLike({
+            NODE_OPTIONS: '--enable-source-maps',
+            POWERTOOLS_SERVICE_NAME: 'onceflow',
+          }),
+        },
+        LoggingConfig: { LogGroup: Match.anyValue() },
+      },
+      2,
+    );
+    template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  it('turns on partial batch responses for both event source mappings', () => {
+    template.resourcePropertiesCountIs(
+      'AWS::Lambda::EventSourceMapping',
+      {
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        BatchSize: 10,
+        ScalingConfig: { MaximumConcurrency: 10 },
+      },
+      2,
+    );
+  });
+
+  it('sends each queue to its DLQ after 5 receives, with a DLQ that outlives its source', () => {
+    for (const q of [stack.ordersQueue, stack.aggregateQueue]) {
+      const source = resources[logicalId(q.queue)]?.Properties ?? {};
+      const dlq = resources[logicalId(q.dlq)]?.Properties ?? {};
+      expect(source.RedrivePolicy).toEqual({
+        deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(q.dlq), 'Arn'] },
+        maxReceiveCount: 5,
+      });
+      expect(dlq.MessageRetentionPeriod).toBe(14 * 86_400);
+      expect(Number(dlq.MessageRetentionPeriod)).toBeGreaterThan(
+        Number(source.MessageRetentionPeriod),
+      );
+      expect(source.SqsManagedSseEnabled).toBe(true);
+      expect(dlq.SqsManagedSseEnabled).toBe(true);
+    }
+  });
+
+  it('keeps every queue’s visibility timeout at least 6 × its function timeout + batching window', () => {
+    const functions = Object.entries(resources).filter(
+      ([, r]) => r.Type === 'AWS::Lambda::Function',
+    );
+    const mappings = Object.values(resources).filter(
+      (r) => r.Type === 'AWS::Lambda::EventSourceMapping',
+    );
+    expect(mappings).toHaveLength(2);
+    for (const mapping of mappings) {
+      const fnId = (mapping.Properties.FunctionName as { Ref: string }).Ref;
+      const queueId = (mapping.Properties.EventSourceArn as { 'Fn::GetAtt': [string, string] })[
+        'Fn::GetAtt'
+      ][0];
+      const timeout = Number(functions.find(([id]) => id === fnId)?.[1].Properties.Timeout);
+      const window = Number(mapping.Properties.MaximumBatchingWindowInSeconds ?? 0);
+      expect(Number(resources[queueId]?.Properties.VisibilityTimeout)).toBeGreaterThanOrEqual(
+        6 * timeout + window,
+      );
+    }
+  });
+
+  it('denies every non-TLS request to the queues and the bucket', () => {
+    const denyInsecure = Match.objectLike({
+      Effect: 'Deny',
+      Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+    });
+    template.resourcePropertiesCountIs(
+      'AWS::SQS::QueuePolicy',
+      { PolicyDocument: { Statement: Match.arrayWith([denyInsecure]) } },
+      4,
+    );
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([denyInsecure]) },
+    });
+  });
+
+  it('blocks public access to the bucket, encrypts it and ages its prefixes', () => {
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [
+          { ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } },
+        ],
+      },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({
+            Prefix: 'raw/',
+            Transitions: [{ StorageClass: 'STANDARD_IA', TransitionInDays: 30 }],
+          }),
+          Match.objectLike({ Prefix: 'rejects/', ExpirationInDays: 90 }),
+        ]),
+      },
+    });
+  });
+
+  it('keeps the table on demand with point-in-time recovery and the TTL attribute', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      Replicas: [
+        Match.objectLike({
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          DeletionProtectionEnabled: false,
+        }),
+      ],
+    });
+  });
+
+  it('gives each function only the actions it calls, none of them wildcards', () => {
+    const policies = Object.values(resources).filter((r) => r.Type === 'AWS::IAM::Policy');
+    const actionsOf = (fnPrefix: string) =>
+      policies
+        .filter((p) => JSON.stringify(p.Properties.Roles).includes(fnPrefix))
+        .flatMap(
+          (p) =>
+            (p.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] })
+              .Statement,
+        )
+        .flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]))
+        .sort();
+    const ingest = actionsOf('IngestOrders');
+    const aggregate = actionsOf('AggregateHours');
+    expect([...new Set(ingest)]).toEqual([
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      's3:PutObject',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
+      'sqs:SendMessage',
+    ]);
+    expect([...new Set(aggregate)]).toEqual([
+      'dynamodb:Query',
+      's3:DeleteObject',
+      's3:GetObject',
+      's3:ListBucket',
+      's3:PutObject',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
+    ]);
+    for (const action of [...ingest, ...aggregate]) expect(action).not.toContain('*');
+  });
+
+  it('alarms on DLQ messages, message age, errors and throttles', () => {
+    const metrics = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
+      .map((r) => `${r.Properties.Namespace}/${r.Properties.MetricName}`)
+      .sort();
+    expect(metrics).toEqual([
+      'AWS/Lambda/Errors',
+      'AWS/Lambda/Errors',
+      'AWS/Lambda/Throttles',
+      'AWS/Lambda/Throttles',
+      'AWS/SQS/ApproximateAgeOfOldestMessage',
+      'AWS/SQS/ApproximateAgeOfOldestMessage',
+      'AWS/SQS/ApproximateNumberOfMessagesVisible',
+      'AWS/SQS/ApproximateNumberOfMessagesVisible',
+    ]);
+    template.resourceCountIs('AWS::SNS::Topic', 0);
+  });
+
+  it('outputs every queue URL, the table and the bucket for the tools', () => {
+    const outputs = Object.keys(template.toJSON().Outputs as object);
+    for (const name of [
+      'OrdersQueueUrl',
+      'OrdersDlqUrl',
+      'AggregateQueueUrl',
+      'AggregateDlqUrl',
+      'TableName',
+      'BucketName',
+    ]) {
+      expect(outputs).toContain(name);
+    }
+  });
+
+  it('passes the AWS Solutions checks with every suppression reasoned', () => {
+    const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as {
+      pluginReports: {
+        conclusion: string;
+        violations: unknown[];
+        suppressedViolations: { reason: string }[];
+      }[];
+    };
+    const [nag] = report.pluginReports;
+    expect(nag?.conclusion).toBe('success');
+    expect(nag?.violations).toEqual([]);
+    for (const s of nag?.suppressedViolations ?? []) expect(s.reason.length).toBeGreaterThan(20);
+  });
+});
+
+describe('stages and settings', () => {
+  it('protects and retains data outside dev, and wires alarms to an SNS topic when an email is given', () => {
+    const { template } = synth({
+      stage: 'prod',
+      alarmEmail: 'ops@example.com',
+      ledgerRetentionDays: '45',
+    });
+    template.hasResource('AWS::DynamoDB::GlobalTable', { DeletionPolicy: 'Retain' });
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      Replicas: [Match.objectLike({ DeletionProtectionEnabled: true })],
+    });
+    template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
+    template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: [Match.anyValue()] });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ LEDGER_RETENTION_DAYS: '45' }) },
+    });
+  });
+
+  it('rejects invalid context naming the key', () => {
+    expect(() => readSettings((k) => ({ stage: 'Prod!' })[k])).toThrow(/stage/);
+    expect(() => readSettings((k) => ({ alarmEmail: 'nobody' })[k])).toThrow(/alarmEmail/);
+  });
+
+  it('sizes the queue’s visibility timeout from the function timeout and batching window', () => {
+    const { template } = synth(
+      {},
+      { ingest: { timeout: Duration.seconds(40), maxBatchingWindow: Duration.seconds(20) } },
+    );
+    template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 260 });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      MaximumBatchingWindowInSeconds: 20,
+    });
+  });
+
+  it('refuses a batching window that would break the visibility-timeout rule', () => {
+    const stack = new Stack(new App(), 'constructs');
+    const source = new QueueWithDlq(stack, 'Q', { visibilityTimeout: Duration.seconds(180) });
+    const props = {
+      entry: 'functions/ingest-orders.ts',
+      source,
+      environment: {},
+      removalPolicy: RemovalPolicy.DESTROY,
+    };
+    expect(
+      () => new SqsFunction(stack, 'TooLong', { ...props, maxBatchingWindow: Duration.seconds(5) }),
+    ).toThrow(/must be at least 6 × timeout \+ batching window \(185s\)/);
+  });
+
+  it('refuses a DLQ that would not outlive its source queue', () => {
+    const stack = new Stack(new App(), 'constructs');
+    expect(
+      () =>
+        new QueueWithDlq(stack, 'Q', {
+          visibilityTimeout: Duration.seconds(60),
+          retentionPeriod: Duration.days(14),
+        }),
+    ).toThrow(/DLQ retention .* must exceed/);
+  });
+});
