@@ -71,14 +71,43 @@ describe('a crash at any side-effecting call, followed by redelivery', () => {
     expect(p.faults.calls.get('PutObject:aggregates')).toBe(4);
   });
 
-  it('quarantines an invalid message once when the quarantine write crashes after it succeeded', async () => {
-    const p = await createPipeline();
-    p.faults.add({ site: 'PutObject:rejects', kind: 'crash-after' });
-    await p.deliverUntilDone(['{"not":"a batch"}']);
-    const rejects = await p.rejects();
-    expect(rejects).toHaveLength(1);
-    expect(rejects[0]?.reason).toBe('schema-violation');
-  });
+  it.each(['crash-before', 'crash-after'] as FaultKind[])(
+    'deletes an hour object without events once when the delete has %s',
+    async (kind) => {
+      const p = await createPipeline();
+      await p.deliverUntilDone(seedBatches());
+      await p.drainAggregates();
+      const emptyHour = '2026-10-01T15:00:00Z';
+      await p.ports.archive.putOnce(
+        'aggregates/hourly/date=2026-10-01/hour=15.json',
+        JSON.stringify({ hour: emptyHour, events: 1, byStatus: {}, revision: 1 }),
+      );
+      p.faults.add({ site: 'DeleteObject:aggregates', kind });
+      const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
+      await p.admin.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: p.aggregateQueueUrl,
+          MessageBody: JSON.stringify({ hour: emptyHour }),
+        }),
+      );
+      await p.drainAggregates();
+      expect(p.faults.fired).toEqual([`${kind}@DeleteObject:aggregates`]);
+      expect(await p.hourly()).toEqual(expectedHourly());
+    },
+  );
+
+  it.each(['crash-before', 'crash-after'] as FaultKind[])(
+    'quarantines an invalid message once when the quarantine write has %s',
+    async (kind) => {
+      const p = await createPipeline();
+      p.faults.add({ site: 'PutObject:rejects', kind });
+      await p.deliverUntilDone(['{"not":"a batch"}']);
+      expect(p.faults.fired).toEqual([`${kind}@PutObject:rejects`]);
+      const rejects = await p.rejects();
+      expect(rejects).toHaveLength(1);
+      expect(rejects[0]?.reason).toBe('schema-violation');
+    },
+  );
 
   it('completes a batch split into several transactions when it crashes between two of them', async () => {
     const p = await createPipeline();
