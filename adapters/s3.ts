@@ -5,6 +5,7 @@
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -12,7 +13,7 @@ import * as v from 'valibot';
 import { type HourAggregate, HourAggregateSchema } from '../shared/aggregate.ts';
 import type { AggregateObjects, StoredObject } from '../shared/aggregator.ts';
 import type { Quarantine, RawArchive, Reject } from '../shared/ingest.ts';
-import { hourObjectKey, rejectKey } from '../shared/keys.ts';
+import { AGGREGATE_PREFIX, hourObjectKey, hourOfObjectKey, rejectKey } from '../shared/keys.ts';
 import { isNotFound, isPreconditionLost } from './errors.ts';
 
 const JSON_TYPE = 'application/json';
@@ -103,6 +104,34 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects {
       if (isPreconditionLost(error) || isNotFound(error)) return false;
       throw error;
     }
+  }
+
+  /** Every key under a prefix, sorted. */
+  async listKeys(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.#client.send(
+        new ListObjectsV2Command({
+          Bucket: this.#bucket,
+          Prefix: prefix,
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
+      keys.push(...(page.Contents ?? []).flatMap((c) => (c.Key ? [c.Key] : [])));
+      token = page.NextContinuationToken;
+    } while (token);
+    return keys.sort();
+  }
+
+  /** The published hour objects (those that hold a valid aggregate), sorted by hour. */
+  async listAggregates(): Promise<HourAggregate[]> {
+    const hours = (await this.listKeys(AGGREGATE_PREFIX)).flatMap((key) => {
+      const hour = hourOfObjectKey(key);
+      return hour ? [hour] : [];
+    });
+    const stored = await Promise.all(hours.map((hour) => this.get(hour)));
+    return stored.flatMap((s) => (s?.aggregate ? [s.aggregate] : []));
   }
 
   async deleteIfUnchanged(hour: string, etag: string): Promise<boolean> {

@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { freePort, waitFor } from './net.ts';
 
 export class JavaMissingError extends Error {
@@ -36,30 +36,55 @@ export interface DynamoLocal {
   stop(): Promise<void>;
 }
 
-export const startDynamoLocal = async (): Promise<DynamoLocal> => {
+/** A JDK (not just a JRE) can run the loopback launcher in source-file mode. */
+const hasJavaCompiler = (): boolean =>
+  spawnSync('java', ['--list-modules'], { encoding: 'utf8' }).stdout?.includes('jdk.compiler') ??
+  false;
+
+export interface DynamoLocalOptions {
+  /** Told when DynamoDB Local has to listen on all interfaces (a JRE without the compiler). */
+  readonly warn?: (message: string) => void;
+}
+
+export const startDynamoLocal = async (options: DynamoLocalOptions = {}): Promise<DynamoLocal> => {
   checkJava();
   const port = await freePort();
   const dir = jarDirectory();
-  const child: ChildProcess = spawn(
-    'java',
-    [
-      `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
-      '-Xms64m',
-      '-jar',
-      join(dir, 'DynamoDBLocal.jar'),
-      '-inMemory',
-      '-sharedDb',
-      '-disableTelemetry',
-      '-port',
-      String(port),
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const serverArgs = ['-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port)];
+  const jvm = [
+    `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
+    '-Xms64m',
+    '-XX:TieredStopAtLevel=1',
+  ];
+  const loopback = hasJavaCompiler();
+  if (!loopback) {
+    options.warn?.(
+      'DynamoDB Local listens on all interfaces: install a full JDK 17+ to bind it to 127.0.0.1 only.',
+    );
+  }
+  const args = loopback
+    ? [
+        ...jvm,
+        '-cp',
+        [join(dir, 'DynamoDBLocal.jar'), join(dir, 'DynamoDBLocal_lib', '*')].join(delimiter),
+        join(import.meta.dirname, 'LoopbackDynamoDB.java'),
+        ...serverArgs,
+      ]
+    : [...jvm, '-jar', join(dir, 'DynamoDBLocal.jar'), ...serverArgs];
+  const child: ChildProcess = spawn('java', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // If this process exits without stopping it (an uncaught error), take the JVM along.
+  const reap = () => child.kill('SIGKILL');
+  process.once('exit', reap);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      process.removeListener('exit', reap);
+      resolve();
+    }),
+  );
   const endpoint = `http://127.0.0.1:${port}`;
   try {
     await waitFor(

@@ -8,13 +8,62 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
 import { startDynamoLocal } from './dynamodb-local.ts';
-import { forward, requestUpstream } from './http.ts';
+import { type AnswerHook, forward, requestUpstream } from './http.ts';
 import { freePort } from './net.ts';
 import { isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
 
 export const LOCAL_REGION = 'us-east-1';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+/** One AWS call as the edge sees it. */
+export interface EdgeCall {
+  readonly service: 'dynamodb' | 'sqs' | 's3';
+  /** The API action: `TransactWriteItems`, `SendMessageBatch`, `PutObject`… */
+  readonly action: string;
+  /** S3 object key, when there is one. */
+  readonly key?: string;
+  /** Who signed the request (the local runtime gives each environment its own key). */
+  readonly accessKeyId: string | undefined;
+}
+
+/**
+ * Hooks for fault injection at the edge: drop a call before it reaches the emulator, or drop
+ * its answer after it took effect (the caller sees a dead connection, as after a crash).
+ */
+export interface EdgeHooks {
+  beforeCall?(call: EdgeCall): Promise<'forward' | 'drop'> | 'forward' | 'drop';
+  afterCall?(call: EdgeCall, status: number): Promise<'deliver' | 'drop'> | 'deliver' | 'drop';
+}
+
+const S3_ACTIONS: Record<string, string> = {
+  PUT: 'PutObject',
+  DELETE: 'DeleteObject',
+  GET: 'GetObject',
+  HEAD: 'HeadObject',
+};
+
+/** Names the call a request makes (enough for fault injection and reporting). */
+export const describeCall = (req: IncomingMessage): EdgeCall => {
+  const auth = req.headers.authorization ?? '';
+  const accessKeyId = /Credential=([^/,\s]+)\//.exec(auth)?.[1];
+  const target = req.headers['x-amz-target'];
+  if (typeof target === 'string' && target.includes('.')) {
+    const [prefix, action = ''] = target.split('.');
+    return { service: prefix?.startsWith('DynamoDB') ? 'dynamodb' : 'sqs', action, accessKeyId };
+  }
+  const url = new URL(req.url ?? '/', 'http://edge');
+  const [, , ...key] = url.pathname.split('/');
+  const objectKey = decodeURIComponent(key.join('/'));
+  return {
+    service: 's3',
+    action: objectKey
+      ? (S3_ACTIONS[req.method ?? ''] ?? req.method ?? '')
+      : `${req.method ?? ''}Bucket`,
+    ...(objectKey ? { key: objectKey } : {}),
+    accessKeyId,
+  };
+};
 
 export interface Emulators {
   /** The one endpoint for every service: give it to the SDK as `endpoint` / AWS_ENDPOINT_URL. */
@@ -24,12 +73,16 @@ export interface Emulators {
   readonly fauxqsEndpoint: string;
   /** Which gap-fillers are active (false: the emulator supports the feature itself). */
   readonly gaps: { readonly s3Preconditions: boolean; readonly moveTasks: boolean };
+  /** Installs (or, with undefined, removes) fault-injection hooks. */
+  setHooks(hooks: EdgeHooks | undefined): void;
   stop(): Promise<void>;
 }
 
 export interface EmulatorOptions {
   /** Edge port; taken when free, else any free port (like LocalStack's 4566). 0: any. */
   readonly port?: number;
+  /** Told about anything that weakens the set-up (e.g. DynamoDB Local on all interfaces). */
+  readonly warn?: (message: string) => void;
 }
 
 /** Does the emulator honour `If-None-Match: *` on PutObject by itself? */
@@ -66,7 +119,7 @@ const probeMoveTasks = async (fauxqs: string): Promise<boolean> => {
 };
 
 export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emulators> => {
-  const dynamo = await startDynamoLocal();
+  const dynamo = await startDynamoLocal(options.warn ? { warn: options.warn } : {});
   const app = buildApp({ logger: false, host: 'localhost', defaultRegion: LOCAL_REGION });
   let edge: Server | undefined;
   try {
@@ -86,15 +139,30 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       }),
     );
 
+    let hooks: EdgeHooks | undefined;
     const route = async (req: IncomingMessage, res: ServerResponse) => {
+      let onAnswer: AnswerHook | undefined;
+      const current = hooks;
+      if (current) {
+        const call = describeCall(req);
+        if ((await current.beforeCall?.(call)) === 'drop') {
+          req.resume();
+          res.socket?.destroy();
+          return;
+        }
+        const after = current.afterCall?.bind(current);
+        if (after) onAnswer = async (status) => after(call, status);
+      }
       const target = req.headers['x-amz-target'];
-      if (typeof target === 'string' && target.startsWith('DynamoDB_'))
-        return forward(req, res, dynamo.endpoint);
+      if (typeof target === 'string' && target.startsWith('DynamoDB_')) {
+        return forward(req, res, dynamo.endpoint, onAnswer);
+      }
       const sqsAction = typeof target === 'string' ? target.replace(/^AmazonSQS\./, '') : undefined;
       const moveAction = MOVE_TASK_ACTIONS.find((a) => a === sqsAction);
       if (gaps.moveTasks && moveAction) return moveTasks.handle(req, res, moveAction);
-      if (gaps.s3Preconditions && isObjectWrite(req)) return preconditions.handle(req, res);
-      return forward(req, res, fauxqsEndpoint);
+      if (gaps.s3Preconditions && isObjectWrite(req))
+        return preconditions.handle(req, res, onAnswer);
+      return forward(req, res, fauxqsEndpoint, onAnswer);
     };
     edge = createServer((req, res) => {
       route(req, res).catch((error: Error) => {
@@ -114,6 +182,9 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       dynamoEndpoint: dynamo.endpoint,
       fauxqsEndpoint,
       gaps,
+      setHooks: (next) => {
+        hooks = next;
+      },
       stop: async () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -3,11 +3,15 @@ import { Agent, type IncomingMessage, request, type ServerResponse } from 'node:
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
+/** Decides, once the upstream answered, whether the caller gets the answer or a dropped connection. */
+export type AnswerHook = (status: number) => Promise<'deliver' | 'drop'>;
+
 /** Streams `req` to `upstream` and the answer back to `res`, headers and status untouched. */
 export const forward = (
   req: IncomingMessage,
   res: ServerResponse,
   upstream: string,
+  onAnswer?: AnswerHook,
 ): Promise<void> =>
   new Promise((resolve) => {
     const target = new URL(upstream);
@@ -21,10 +25,21 @@ export const forward = (
         agent,
       },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-        answer.once('end', () => resolve());
-        answer.once('error', () => resolve());
+        const deliver = () => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          answer.once('end', () => resolve());
+          answer.once('error', () => resolve());
+        };
+        if (!onAnswer) return deliver();
+        answer.pause();
+        void onAnswer(answer.statusCode ?? 502).then((decision) => {
+          if (decision === 'deliver') return deliver();
+          // The call took effect upstream, but its caller never hears back.
+          answer.resume();
+          res.socket?.destroy();
+          resolve();
+        });
       },
     );
     proxied.once('error', (error) => {

@@ -5,7 +5,7 @@
  * answer as S3 does: 412 PreconditionFailed, or 404 NoSuchKey for If-Match on a missing key.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { forward, requestUpstream } from './http.ts';
+import { type AnswerHook, forward, requestUpstream } from './http.ts';
 
 const normaliseEtag = (etag: string) => etag.trim().replace(/^W\//, '').replace(/^"|"$/g, '');
 
@@ -42,7 +42,7 @@ export class S3Preconditions {
     this.#upstream = upstream;
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async handle(req: IncomingMessage, res: ServerResponse, onAnswer?: AnswerHook): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://edge').pathname;
     const lockKey = decodeURIComponent(path);
     const previous = this.#locks.get(lockKey) ?? Promise.resolve();
@@ -54,14 +54,19 @@ export class S3Preconditions {
     this.#locks.set(lockKey, chained);
     await previous;
     try {
-      await this.#checkAndForward(req, res, path);
+      await this.#checkAndForward(req, res, path, onAnswer);
     } finally {
       release();
       if (this.#locks.get(lockKey) === chained) this.#locks.delete(lockKey);
     }
   }
 
-  async #checkAndForward(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  async #checkAndForward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    onAnswer?: AnswerHook,
+  ): Promise<void> {
     const ifMatch = req.headers['if-match'];
     const ifNoneMatch = req.headers['if-none-match'];
     if (ifMatch !== undefined || ifNoneMatch !== undefined) {
@@ -113,6 +118,6 @@ export class S3Preconditions {
         }
       }
     }
-    await forward(req, res, this.#upstream);
+    await forward(req, res, this.#upstream, onAnswer);
   }
 }

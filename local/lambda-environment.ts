@@ -1,0 +1,179 @@
+/**
+ * Runs a bundled function as Lambda would: each environment is a worker thread with the
+ * function's environment variables, started on first use (cold start), reused while it lives,
+ * killed on timeout or crash and replaced by a fresh one on the next invocation.
+ */
+
+import type { Readable } from 'node:stream';
+import { Worker } from 'node:worker_threads';
+import type { LocalFunction } from './provision.ts';
+
+export type InvocationFailure = 'handled' | 'timeout' | 'crash' | 'init';
+
+/** The invocation failed as a whole (the event source mapping retries the whole batch). */
+export class InvocationError extends Error {
+  override readonly name = 'InvocationError';
+  readonly kind: InvocationFailure;
+  constructor(kind: InvocationFailure, message: string) {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+export interface EnvironmentOptions {
+  /** Variables every local environment gets on top of the function's own (endpoint, credentials…). */
+  readonly baseEnvironment: Readonly<Record<string, string>>;
+  /** The access key this environment signs with: the edge uses it to tell environments apart. */
+  readonly accessKeyId: (generation: number) => string;
+  /** Where the function's stdout/stderr goes (its log stream). */
+  readonly output?: (stream: Readable) => void;
+}
+
+export class LambdaEnvironment {
+  readonly fn: LocalFunction;
+  readonly #options: EnvironmentOptions;
+  #worker: Worker | undefined;
+  #ready: Promise<void> | undefined;
+  #pending: Pending | undefined;
+  #nextId = 0;
+  #generation = 0;
+  /** Cold starts so far, and the last one's module init time. */
+  coldStarts = 0;
+  lastInitMs = 0;
+
+  constructor(fn: LocalFunction, options: EnvironmentOptions) {
+    this.fn = fn;
+    this.#options = options;
+  }
+
+  /** The access key of the live worker (undefined before the first cold start). */
+  get accessKeyId(): string | undefined {
+    return this.#worker ? this.#options.accessKeyId(this.#generation) : undefined;
+  }
+
+  #start(): Promise<void> {
+    this.#generation++;
+    this.coldStarts++;
+    const worker = new Worker(new URL('./lambda-worker.ts', import.meta.url), {
+      workerData: {
+        handlerFile: this.fn.handlerFile,
+        handlerExport: this.fn.handlerExport,
+        functionName: this.fn.name,
+        memoryMb: this.fn.memoryMb,
+      },
+      env: {
+        ...this.fn.environment,
+        ...this.#options.baseEnvironment,
+        AWS_ACCESS_KEY_ID: this.#options.accessKeyId(this.#generation),
+        AWS_LAMBDA_FUNCTION_NAME: this.fn.name,
+        AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(this.fn.memoryMb),
+      },
+      stdout: true,
+      stderr: true,
+    });
+    this.#options.output?.(worker.stdout);
+    this.#options.output?.(worker.stderr);
+    this.#worker = worker;
+    const ready = new Promise<void>((resolve, reject) => {
+      worker.on(
+        'message',
+        (message: {
+          type: string;
+          id?: number;
+          ok?: boolean;
+          json?: string;
+          error?: { errorType: string; errorMessage: string };
+          initMs?: number;
+        }) => {
+          if (message.type === 'ready') {
+            this.lastInitMs = message.initMs ?? 0;
+            resolve();
+          } else if (message.type === 'init-error') {
+            reject(
+              new InvocationError(
+                'init',
+                `${message.error?.errorType}: ${message.error?.errorMessage}`,
+              ),
+            );
+            void worker.terminate();
+          } else if (message.type === 'result' && this.#pending) {
+            const pending = this.#pending;
+            this.#pending = undefined;
+            clearTimeout(pending.timer);
+            if (message.ok) pending.resolve(JSON.parse(message.json ?? 'null'));
+            else
+              pending.reject(
+                new InvocationError(
+                  'handled',
+                  `${message.error?.errorType}: ${message.error?.errorMessage}`,
+                ),
+              );
+          }
+        },
+      );
+      worker.on('error', (error) => reject(new InvocationError('init', error.message)));
+      worker.on('exit', () => {
+        if (this.#worker === worker) {
+          this.#worker = undefined;
+          this.#ready = undefined;
+        }
+        reject(new InvocationError('crash', 'the environment exited during init'));
+        const pending = this.#pending;
+        if (pending) {
+          this.#pending = undefined;
+          clearTimeout(pending.timer);
+          pending.reject(
+            new InvocationError(
+              'crash',
+              'Runtime.ExitError: the environment exited during the invocation',
+            ),
+          );
+        }
+      });
+    });
+    ready.catch(() => {});
+    return ready;
+  }
+
+  /** Runs one invocation; resolves with the handler's JSON response or rejects with InvocationError. */
+  async invoke(event: unknown): Promise<unknown> {
+    if (this.#pending)
+      throw new Error(`${this.fn.name}: an environment runs one invocation at a time`);
+    this.#ready ??= this.#start();
+    await this.#ready;
+    const worker = this.#worker;
+    if (!worker) throw new InvocationError('crash', 'the environment is gone');
+    const timeoutMs = this.fn.timeoutSeconds * 1000;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending = undefined;
+        reject(
+          new InvocationError(
+            'timeout',
+            `Task timed out after ${this.fn.timeoutSeconds}.00 seconds`,
+          ),
+        );
+        void worker.terminate();
+      }, timeoutMs);
+      this.#pending = { resolve, reject, timer };
+      worker.postMessage({ id: this.#nextId++, event, timeoutMs });
+    });
+  }
+
+  /** Kills the environment mid-flight, as a crash would (the next invocation cold-starts). */
+  async crash(): Promise<void> {
+    await this.#worker?.terminate();
+  }
+
+  async dispose(): Promise<void> {
+    const worker = this.#worker;
+    this.#worker = undefined;
+    await worker?.terminate();
+  }
+}

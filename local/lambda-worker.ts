@@ -1,0 +1,52 @@
+/**
+ * One Lambda execution environment: a worker thread with its own environment variables that
+ * loads the bundled handler once (the cold start) and runs one invocation at a time.
+ */
+import { pathToFileURL } from 'node:url';
+import { parentPort, workerData } from 'node:worker_threads';
+import { lambdaContext } from './lambda-context.ts';
+
+interface WorkerData {
+  readonly handlerFile: string;
+  readonly handlerExport: string;
+  readonly functionName: string;
+  readonly memoryMb: number;
+}
+
+interface Invoke {
+  readonly id: number;
+  readonly event: unknown;
+  readonly timeoutMs: number;
+}
+
+const data = workerData as WorkerData;
+const port = parentPort;
+if (!port) throw new Error('lambda-worker runs as a worker thread');
+
+const describe = (error: unknown) =>
+  error instanceof Error
+    ? { errorType: error.name, errorMessage: error.message, stack: error.stack ?? '' }
+    : { errorType: 'Error', errorMessage: String(error), stack: '' };
+
+try {
+  const started = performance.now();
+  const module = (await import(pathToFileURL(data.handlerFile).href)) as Record<string, unknown>;
+  const handler = module[data.handlerExport];
+  if (typeof handler !== 'function')
+    throw new TypeError(`${data.handlerFile} does not export ${data.handlerExport}`);
+  port.postMessage({ type: 'ready', initMs: performance.now() - started });
+  port.on('message', async ({ id, event, timeoutMs }: Invoke) => {
+    try {
+      const value: unknown = await handler(
+        event,
+        lambdaContext(data.functionName, timeoutMs, data.memoryMb),
+      );
+      // The response crosses the wire as JSON, as it does from Lambda.
+      port.postMessage({ type: 'result', id, ok: true, json: JSON.stringify(value) ?? 'null' });
+    } catch (error) {
+      port.postMessage({ type: 'result', id, ok: false, error: describe(error) });
+    }
+  });
+} catch (error) {
+  port.postMessage({ type: 'init-error', error: describe(error) });
+}

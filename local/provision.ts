@@ -1,0 +1,334 @@
+/**
+ * Creates a stack's queues, tables and buckets on the local emulators from its synthesized
+ * template — names, queue attributes, redrive policies, key schemas, indexes, TTL — and reads
+ * its functions and event source mappings. The template is the only configuration.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  type AttributeDefinition,
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  type GlobalSecondaryIndex,
+  type KeySchemaElement,
+  type LocalSecondaryIndex,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { AwsClients } from '../adapters/clients.ts';
+import {
+  type PhysicalResource,
+  type ResolveContext,
+  type Resource,
+  referencesOf,
+  resolve,
+  type StackTemplate,
+} from './template.ts';
+
+export const LOCAL_ACCOUNT = '000000000000';
+
+export interface LocalQueue {
+  readonly logicalId: string;
+  readonly name: string;
+  readonly url: string;
+  readonly arn: string;
+  readonly attributes: Readonly<Record<string, string>>;
+}
+
+export interface LocalTable {
+  readonly logicalId: string;
+  readonly name: string;
+  readonly input: CreateTableCommandInput;
+  readonly ttlAttribute: string | undefined;
+}
+
+export interface LocalFunction {
+  readonly logicalId: string;
+  readonly name: string;
+  /** The bundled code from the cloud assembly: the exact code that would be deployed. */
+  readonly handlerFile: string;
+  readonly handlerExport: string;
+  readonly environment: Readonly<Record<string, string>>;
+  readonly timeoutSeconds: number;
+  readonly memoryMb: number;
+}
+
+export interface LocalEventSourceMapping {
+  readonly logicalId: string;
+  readonly functionLogicalId: string;
+  readonly queueLogicalId: string;
+  readonly batchSize: number;
+  readonly batchingWindowSeconds: number;
+  /** Undefined: no cap beyond the local default. */
+  readonly maxConcurrency: number | undefined;
+  readonly reportBatchItemFailures: boolean;
+  readonly enabled: boolean;
+}
+
+export interface ProvisionedStack {
+  readonly stackName: string;
+  readonly region: string;
+  readonly queues: readonly LocalQueue[];
+  readonly tables: readonly LocalTable[];
+  readonly buckets: readonly { logicalId: string; name: string }[];
+  readonly functions: readonly LocalFunction[];
+  readonly mappings: readonly LocalEventSourceMapping[];
+  /** The stack outputs, resolved: what `cdk deploy` would print. */
+  readonly outputs: Readonly<Record<string, string>>;
+  /** Resource types that have no local meaning (IAM, alarms, log groups, policies…). */
+  readonly notEmulated: readonly string[];
+}
+
+const PROVISIONED = new Set([
+  'AWS::SQS::Queue',
+  'AWS::DynamoDB::Table',
+  'AWS::DynamoDB::GlobalTable',
+  'AWS::S3::Bucket',
+]);
+
+/** SQS attributes the template sets that mean something to a local queue. */
+const QUEUE_ATTRIBUTES = [
+  'VisibilityTimeout',
+  'MessageRetentionPeriod',
+  'DelaySeconds',
+  'MaximumMessageSize',
+  'ReceiveMessageWaitTimeSeconds',
+  'FifoQueue',
+  'ContentBasedDeduplication',
+] as const;
+
+/** Deterministic local names, like CloudFormation's `<stack>-<logicalId>-<suffix>` without the suffix. */
+const physicalName = (stackName: string, logicalId: string, max: number) =>
+  `${stackName}-${logicalId}`.slice(0, max);
+
+const asRecord = (value: unknown): Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+
+/** Orders logical ids so that every resource comes after those it refers to. */
+const dependencyOrder = (resources: [string, Resource][]): [string, Resource][] => {
+  const byId = new Map(resources);
+  const done = new Set<string>();
+  const ordered: [string, Resource][] = [];
+  const visit = (id: string, path: Set<string>) => {
+    if (done.has(id) || !byId.has(id)) return;
+    if (path.has(id)) throw new Error(`circular reference through ${id}`);
+    path.add(id);
+    for (const dep of referencesOf(byId.get(id)?.Properties)) visit(dep, path);
+    path.delete(id);
+    done.add(id);
+    ordered.push([id, byId.get(id) as Resource]);
+  };
+  for (const [id] of resources) visit(id, new Set());
+  return ordered;
+};
+
+const tableInput = (name: string, props: Record<string, unknown>): CreateTableCommandInput => {
+  const provisioned = props.BillingMode === 'PROVISIONED';
+  const throughput = { ReadCapacityUnits: 5, WriteCapacityUnits: 5 };
+  const gsis = (props.GlobalSecondaryIndexes as Record<string, unknown>[] | undefined)?.map(
+    (g): GlobalSecondaryIndex => ({
+      IndexName: String(g.IndexName),
+      KeySchema: g.KeySchema as KeySchemaElement[],
+      Projection: g.Projection as GlobalSecondaryIndex['Projection'],
+      ...(provisioned ? { ProvisionedThroughput: throughput } : {}),
+    }),
+  );
+  const lsis = (props.LocalSecondaryIndexes as Record<string, unknown>[] | undefined)?.map(
+    (l): LocalSecondaryIndex => ({
+      IndexName: String(l.IndexName),
+      KeySchema: l.KeySchema as KeySchemaElement[],
+      Projection: l.Projection as LocalSecondaryIndex['Projection'],
+    }),
+  );
+  return {
+    TableName: name,
+    AttributeDefinitions: props.AttributeDefinitions as AttributeDefinition[],
+    KeySchema: props.KeySchema as KeySchemaElement[],
+    BillingMode: provisioned ? 'PROVISIONED' : 'PAY_PER_REQUEST',
+    ...(provisioned ? { ProvisionedThroughput: throughput } : {}),
+    ...(gsis?.length ? { GlobalSecondaryIndexes: gsis } : {}),
+    ...(lsis?.length ? { LocalSecondaryIndexes: lsis } : {}),
+  };
+};
+
+const handlerFileOf = (
+  assemblyDir: string,
+  assetPath: string,
+  handler: string,
+): [string, string] => {
+  const dot = handler.lastIndexOf('.');
+  const base = handler.slice(0, dot);
+  const exported = handler.slice(dot + 1);
+  for (const ext of ['.mjs', '.js', '.cjs']) {
+    const file = join(assemblyDir, assetPath, `${base}${ext}`);
+    if (existsSync(file)) return [file, exported];
+  }
+  throw new Error(`no bundled handler ${base}.{mjs,js,cjs} in ${join(assemblyDir, assetPath)}`);
+};
+
+export const provisionStack = async (
+  stack: StackTemplate,
+  clients: AwsClients,
+  region: string,
+): Promise<ProvisionedStack> => {
+  const { stackName, template, assemblyDir } = stack;
+  const physical = new Map<string, PhysicalResource>();
+  const ctx: ResolveContext = { region, accountId: LOCAL_ACCOUNT, stackName, resources: physical };
+  const entries = Object.entries(template.Resources);
+  const queues: LocalQueue[] = [];
+  const tables: LocalTable[] = [];
+  const buckets: { logicalId: string; name: string }[] = [];
+
+  for (const [id, resource] of dependencyOrder(
+    entries.filter(([, r]) => PROVISIONED.has(r.Type)),
+  )) {
+    const props = asRecord(resolve(resource.Properties, ctx));
+    if (resource.Type === 'AWS::SQS::Queue') {
+      const fifo = props.FifoQueue === true || props.FifoQueue === 'true';
+      const name =
+        typeof props.QueueName === 'string'
+          ? props.QueueName
+          : `${physicalName(stackName, id, fifo ? 75 : 80)}${fifo ? '.fifo' : ''}`;
+      const attributes: Record<string, string> = {};
+      for (const key of QUEUE_ATTRIBUTES)
+        if (props[key] !== undefined) attributes[key] = String(props[key]);
+      if (props.RedrivePolicy !== undefined)
+        attributes.RedrivePolicy = JSON.stringify(props.RedrivePolicy);
+      const url =
+        (
+          await clients.sqs.send(
+            new CreateQueueCommand({ QueueName: name, Attributes: attributes }),
+          )
+        ).QueueUrl ?? '';
+      const arn =
+        (
+          await clients.sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+          )
+        ).Attributes?.QueueArn ?? '';
+      physical.set(id, { ref: url, attributes: { Arn: arn, QueueName: name, QueueUrl: url } });
+      queues.push({ logicalId: id, name, url, arn, attributes });
+    } else if (resource.Type === 'AWS::S3::Bucket') {
+      const name =
+        typeof props.BucketName === 'string'
+          ? props.BucketName
+          : physicalName(stackName, id, 63).toLowerCase();
+      await clients.s3.send(new CreateBucketCommand({ Bucket: name }));
+      physical.set(id, {
+        ref: name,
+        attributes: {
+          Arn: `arn:aws:s3:::${name}`,
+          DomainName: `${name}.s3.amazonaws.com`,
+          RegionalDomainName: `${name}.s3.${region}.amazonaws.com`,
+        },
+      });
+      buckets.push({ logicalId: id, name });
+    } else {
+      const name =
+        typeof props.TableName === 'string' ? props.TableName : physicalName(stackName, id, 255);
+      const input = tableInput(name, props);
+      await clients.dynamo.send(new CreateTableCommand(input));
+      const ttl = asRecord(props.TimeToLiveSpecification);
+      const ttlAttribute =
+        ttl.Enabled === true || ttl.Enabled === 'true' ? String(ttl.AttributeName) : undefined;
+      if (ttlAttribute) {
+        await clients.dynamo.send(
+          new UpdateTimeToLiveCommand({
+            TableName: name,
+            TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true },
+          }),
+        );
+      }
+      physical.set(id, {
+        ref: name,
+        attributes: { Arn: `arn:aws:dynamodb:${region}:${LOCAL_ACCOUNT}:table/${name}` },
+      });
+      tables.push({ logicalId: id, name, input, ttlAttribute });
+    }
+  }
+
+  // Functions are known by name and ARN before their environments are resolved (they may refer to each other).
+  const functionEntries = entries.filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+  for (const [id, resource] of functionEntries) {
+    const name =
+      typeof resource.Properties.FunctionName === 'string'
+        ? resource.Properties.FunctionName
+        : physicalName(stackName, id, 64);
+    physical.set(id, {
+      ref: name,
+      attributes: { Arn: `arn:aws:lambda:${region}:${LOCAL_ACCOUNT}:function:${name}` },
+    });
+  }
+  const functions: LocalFunction[] = [];
+  for (const [id, resource] of functionEntries) {
+    const assetPath = resource.Metadata['aws:asset:path'];
+    const handler = resource.Properties.Handler;
+    // Functions without a local asset (e.g. CDK's own providers) are not run.
+    if (typeof assetPath !== 'string' || typeof handler !== 'string') continue;
+    const [handlerFile, handlerExport] = handlerFileOf(assemblyDir, assetPath, handler);
+    const variables = asRecord(asRecord(resource.Properties.Environment).Variables);
+    functions.push({
+      logicalId: id,
+      name: physical.get(id)?.ref ?? id,
+      handlerFile,
+      handlerExport,
+      environment: Object.fromEntries(
+        Object.entries(variables).map(([k, val]) => [k, String(resolve(val, ctx))]),
+      ),
+      timeoutSeconds: Number(resource.Properties.Timeout ?? 3),
+      memoryMb: Number(resource.Properties.MemorySize ?? 128),
+    });
+  }
+
+  const queueByArnRef = (value: unknown): string | undefined => {
+    const refs = referencesOf(value);
+    return refs.find((r) => queues.some((q) => q.logicalId === r));
+  };
+  const mappings: LocalEventSourceMapping[] = [];
+  for (const [id, resource] of entries.filter(
+    ([, r]) => r.Type === 'AWS::Lambda::EventSourceMapping',
+  )) {
+    const p = resource.Properties;
+    const queueLogicalId = queueByArnRef(p.EventSourceArn);
+    const functionLogicalId = referencesOf(p.FunctionName).find((r) =>
+      functions.some((f) => f.logicalId === r),
+    );
+    if (!queueLogicalId || !functionLogicalId) continue;
+    mappings.push({
+      logicalId: id,
+      functionLogicalId,
+      queueLogicalId,
+      batchSize: Number(p.BatchSize ?? 10),
+      batchingWindowSeconds: Number(p.MaximumBatchingWindowInSeconds ?? 0),
+      maxConcurrency:
+        asRecord(p.ScalingConfig).MaximumConcurrency === undefined
+          ? undefined
+          : Number(asRecord(p.ScalingConfig).MaximumConcurrency),
+      reportBatchItemFailures:
+        Array.isArray(p.FunctionResponseTypes) &&
+        p.FunctionResponseTypes.includes('ReportBatchItemFailures'),
+      enabled: p.Enabled !== false,
+    });
+  }
+
+  const outputs: Record<string, string> = {};
+  for (const [name, output] of Object.entries(template.Outputs)) {
+    try {
+      outputs[name] = String(resolve(output.Value, ctx));
+    } catch {
+      // An output about something not emulated (e.g. an alarm topic) has no local value.
+    }
+  }
+  const handled = new Set([
+    ...PROVISIONED,
+    'AWS::Lambda::Function',
+    'AWS::Lambda::EventSourceMapping',
+  ]);
+  const notEmulated = [
+    ...new Set(entries.map(([, r]) => r.Type).filter((t) => !handled.has(t))),
+  ].sort();
+  return { stackName, region, queues, tables, buckets, functions, mappings, outputs, notEmulated };
+};

@@ -1,0 +1,227 @@
+/**
+ * The synthesized stack, running locally: emulators behind one edge endpoint, every queue,
+ * table and bucket provisioned from the template, and a poller per event source mapping that
+ * invokes the bundled handler code in Lambda-like environments.
+ */
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { AwsClients } from '../adapters/clients.ts';
+import { type EdgeCall, type Emulators, LOCAL_CREDENTIALS, startEmulators } from './emulators.ts';
+import { LambdaEnvironment } from './lambda-environment.ts';
+import { waitFor } from './net.ts';
+import { type LocalFunction, type ProvisionedStack, provisionStack } from './provision.ts';
+import { type BatchReport, SqsPoller } from './sqs-poller.ts';
+import { loadStack } from './template.ts';
+
+export interface LocalRuntimeOptions {
+  /** The cloud assembly (cdk.out). */
+  readonly assemblyDir: string;
+  /** Which stack, when the assembly holds several. */
+  readonly stackName?: string;
+  /** Edge port to prefer (taken when free, else any). Default: any free port. */
+  readonly port?: number;
+  /** Event source mappings without a maximum concurrency get this many environments. Default 5. */
+  readonly defaultMaxConcurrency?: number;
+  /** See PollerOptions.retryDelaySeconds (not Lambda behaviour; off by default). */
+  readonly retryDelaySeconds?: number;
+  /** Directory for the functions' logs (one file per function); undefined discards them. */
+  readonly logDir?: string;
+  /** Told about every invocation. */
+  readonly onBatch?: (fn: LocalFunction, report: BatchReport) => void;
+  readonly warn?: (message: string) => void;
+}
+
+/** A crash injected at the edge: the environment that made a matching call dies around it. */
+export interface CrashRule {
+  /** Which call: e.g. `(call) => call.action === 'TransactWriteItems'`. */
+  readonly when: (call: EdgeCall, fn: LocalFunction) => boolean;
+  /** Before the call reaches the emulator, or after it took effect (its answer is lost). */
+  readonly phase: 'before' | 'after';
+  /** How many times it fires. Default 1. */
+  readonly times?: number;
+}
+
+export interface LocalRuntime {
+  readonly endpoint: string;
+  readonly region: string;
+  readonly stack: ProvisionedStack;
+  readonly emulators: Emulators;
+  /** Clients for operators and tests (not given to the functions). */
+  readonly clients: AwsClients;
+  readonly pollers: ReadonlyMap<string, SqsPoller>;
+  readonly environments: readonly LambdaEnvironment[];
+  /** Crashes fired so far, as `phase:action@function`. */
+  readonly crashes: readonly string[];
+  addCrash(rule: CrashRule): void;
+  /** Waits until every polled queue is empty with nothing in flight. */
+  drain(options?: { timeoutMs?: number }): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const adminClients = (endpoint: string, region: string): AwsClients => {
+  const config = { endpoint, region, credentials: LOCAL_CREDENTIALS };
+  return {
+    dynamo: new DynamoDBClient(config),
+    s3: new S3Client({ ...config, forcePathStyle: true }),
+    sqs: new SQSClient(config),
+  };
+};
+
+export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
+  const stackTemplate = loadStack(options.assemblyDir, options.stackName);
+  const emulators = await startEmulators({
+    ...(options.port === undefined ? {} : { port: options.port }),
+    ...(options.warn ? { warn: options.warn } : {}),
+  });
+  const pollers = new Map<string, SqsPoller>();
+  const environments: LambdaEnvironment[] = [];
+  try {
+    const clients = adminClients(emulators.endpoint, emulators.region);
+    const stack = await provisionStack(stackTemplate, clients, emulators.region);
+    const byKey = new Map<string, LambdaEnvironment>();
+    const crashes: string[] = [];
+    const rules: { rule: CrashRule; fired: number }[] = [];
+    if (options.logDir) mkdirSync(options.logDir, { recursive: true });
+
+    const output = (fn: LocalFunction) => (stream: Readable) => {
+      if (!options.logDir) {
+        stream.resume();
+        return;
+      }
+      stream.pipe(createWriteStream(join(options.logDir, `${fn.name}.log`), { flags: 'a' }));
+    };
+
+    const fire = async (phase: 'before' | 'after', call: EdgeCall): Promise<boolean> => {
+      const env = call.accessKeyId ? byKey.get(call.accessKeyId) : undefined;
+      if (!env) return false;
+      const match = rules.find(
+        (r) => r.rule.phase === phase && r.fired < (r.rule.times ?? 1) && r.rule.when(call, env.fn),
+      );
+      if (!match) return false;
+      match.fired++;
+      crashes.push(`${phase}:${call.action}@${env.fn.name}`);
+      await env.crash();
+      return true;
+    };
+    emulators.setHooks({
+      beforeCall: async (call) => ((await fire('before', call)) ? 'drop' : 'forward'),
+      afterCall: async (call, status) =>
+        status < 300 && (await fire('after', call)) ? 'drop' : 'deliver',
+    });
+
+    for (const mapping of stack.mappings.filter((m) => m.enabled)) {
+      const fn = stack.functions.find((f) => f.logicalId === mapping.functionLogicalId);
+      const queue = stack.queues.find((q) => q.logicalId === mapping.queueLogicalId);
+      if (!fn || !queue) continue;
+      const concurrency = mapping.maxConcurrency ?? options.defaultMaxConcurrency ?? 5;
+      const slots = Array.from({ length: concurrency }, () => {
+        const env: LambdaEnvironment = new LambdaEnvironment(fn, {
+          baseEnvironment: {
+            AWS_REGION: emulators.region,
+            AWS_DEFAULT_REGION: emulators.region,
+            AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+            AWS_ENDPOINT_URL: emulators.endpoint,
+            S3_FORCE_PATH_STYLE: 'true',
+            AWS_EC2_METADATA_DISABLED: 'true',
+            TZ: 'UTC',
+          },
+          accessKeyId: (generation) => {
+            const key = `LOCAL${environments.indexOf(env)}G${generation}`;
+            byKey.set(key, env);
+            return key;
+          },
+          output: output(fn),
+        });
+        environments.push(env);
+        return env;
+      });
+      const poller = new SqsPoller({
+        sqs: clients.sqs,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        region: emulators.region,
+        batchSize: mapping.batchSize,
+        batchingWindowSeconds: mapping.batchingWindowSeconds,
+        maxConcurrency: concurrency,
+        reportBatchItemFailures: mapping.reportBatchItemFailures,
+        invoke: (slot, event) => (slots[slot] as LambdaEnvironment).invoke(event),
+        ...(options.retryDelaySeconds === undefined
+          ? {}
+          : { retryDelaySeconds: options.retryDelaySeconds }),
+        ...(options.onBatch
+          ? { onBatch: (report: BatchReport) => options.onBatch?.(fn, report) }
+          : {}),
+      });
+      pollers.set(mapping.logicalId, poller);
+      poller.start();
+    }
+
+    const polledQueues = stack.mappings
+      .map((m) => stack.queues.find((q) => q.logicalId === m.queueLogicalId))
+      .filter((q) => q !== undefined);
+    const idle = async () => {
+      if ([...pollers.values()].some((p) => p.inFlight > 0)) return false;
+      for (const q of polledQueues) {
+        const a = await clients.sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: q.url,
+            AttributeNames: [
+              'ApproximateNumberOfMessages',
+              'ApproximateNumberOfMessagesNotVisible',
+              'ApproximateNumberOfMessagesDelayed',
+            ],
+          }),
+        );
+        const attrs = a.Attributes ?? {};
+        if (
+          Number(attrs.ApproximateNumberOfMessages) +
+            Number(attrs.ApproximateNumberOfMessagesNotVisible) +
+            Number(attrs.ApproximateNumberOfMessagesDelayed) >
+          0
+        ) {
+          return false;
+        }
+      }
+      return [...pollers.values()].every((p) => p.inFlight === 0);
+    };
+
+    return {
+      endpoint: emulators.endpoint,
+      region: emulators.region,
+      stack,
+      emulators,
+      clients,
+      pollers,
+      environments,
+      crashes,
+      addCrash: (rule) => {
+        rules.push({ rule, fired: 0 });
+      },
+      drain: async ({ timeoutMs = 60_000 } = {}) => {
+        // Idle twice in a row: a message handed from one function to the next is never missed.
+        let streak = 0;
+        await waitFor(
+          async () => {
+            streak = (await idle()) ? streak + 1 : 0;
+            return streak >= 2;
+          },
+          { timeoutMs, what: 'the queues to drain', intervalMs: 50 },
+        );
+      },
+      stop: async () => {
+        await Promise.all([...pollers.values()].map((p) => p.stop()));
+        await Promise.all(environments.map((e) => e.dispose()));
+        await emulators.stop();
+      },
+    };
+  } catch (error) {
+    await Promise.all([...pollers.values()].map((p) => p.stop()));
+    await Promise.all(environments.map((e) => e.dispose()));
+    await emulators.stop();
+    throw error;
+  }
+};

@@ -1,0 +1,205 @@
+/**
+ * What Lambda's SQS event source mapping does, locally: long polling, batch size and batching
+ * window, at most `maxConcurrency` invocations at once (one environment each), the queue's own
+ * visibility timeout, and partial batch responses read exactly as Lambda reads them. Failed
+ * messages simply stay on the queue; the queue's redrive policy moves them to the DLQ after
+ * `maxReceiveCount` receives.
+ */
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { toSqsEvent, toSqsRecord } from './sqs-event.ts';
+
+export interface PollerOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly region: string;
+  readonly batchSize: number;
+  readonly batchingWindowSeconds: number;
+  readonly maxConcurrency: number;
+  readonly reportBatchItemFailures: boolean;
+  /** Runs one invocation in the given concurrency slot; rejects when the invocation failed. */
+  readonly invoke: (slot: number, event: ReturnType<typeof toSqsEvent>) => Promise<unknown>;
+  /**
+   * Not Lambda: make failed messages visible again after this many seconds instead of the
+   * queue's visibility timeout (demos and tests that should not wait minutes). Default: off.
+   */
+  readonly retryDelaySeconds?: number;
+  /** Told about every invocation and what became of its messages. */
+  readonly onBatch?: (report: BatchReport) => void;
+}
+
+export interface BatchReport {
+  readonly messageIds: readonly string[];
+  readonly failedIds: readonly string[];
+  /** Why the whole batch failed, if it did. */
+  readonly error?: string;
+}
+
+/**
+ * The message ids to retry, given what the function returned. Lambda treats as full success an
+ * empty or null `batchItemFailures` and an empty or null response; as full failure an invalid
+ * response, an empty or null `itemIdentifier`, a wrong key, or an id not in the batch.
+ */
+export const failedIdsOf = (
+  response: unknown,
+  batchIds: readonly string[],
+): { ids: string[]; invalid?: string } => {
+  if (response === null || response === undefined) return { ids: [] };
+  if (typeof response !== 'object' || Array.isArray(response)) {
+    return { ids: [...batchIds], invalid: 'the response is not a JSON object' };
+  }
+  const failures = (response as { batchItemFailures?: unknown }).batchItemFailures;
+  if (failures === null || failures === undefined) return { ids: [] };
+  if (!Array.isArray(failures))
+    return { ids: [...batchIds], invalid: 'batchItemFailures is not a list' };
+  const ids: string[] = [];
+  for (const failure of failures) {
+    const id =
+      typeof failure === 'object' && failure !== null
+        ? (failure as { itemIdentifier?: unknown }).itemIdentifier
+        : undefined;
+    if (typeof id !== 'string' || id === '' || !batchIds.includes(id)) {
+      return {
+        ids: [...batchIds],
+        invalid: `invalid itemIdentifier ${JSON.stringify(id ?? failure)}`,
+      };
+    }
+    ids.push(id);
+  }
+  return { ids };
+};
+
+export class SqsPoller {
+  readonly #o: PollerOptions;
+  #running = false;
+  #loops: Promise<void>[] = [];
+  readonly #aborts = new Set<AbortController>();
+  /** Invocations running now, and the most seen at once. */
+  inFlight = 0;
+  peakInFlight = 0;
+  invocations = 0;
+
+  constructor(options: PollerOptions) {
+    this.#o = options;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loops = Array.from({ length: this.#o.maxConcurrency }, (_, slot) => this.#loop(slot));
+  }
+
+  /** Stops polling and waits for running invocations to finish. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    for (const abort of this.#aborts) abort.abort();
+    await Promise.allSettled(this.#loops);
+  }
+
+  async #receive(max: number, waitSeconds: number): Promise<Message[]> {
+    const abort = new AbortController();
+    this.#aborts.add(abort);
+    try {
+      const out = await this.#o.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: this.#o.queueUrl,
+          MaxNumberOfMessages: Math.min(10, max),
+          WaitTimeSeconds: waitSeconds,
+          MessageSystemAttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+        }),
+        { abortSignal: abort.signal },
+      );
+      return out.Messages ?? [];
+    } catch (error) {
+      if (!this.#running) return [];
+      throw error;
+    } finally {
+      this.#aborts.delete(abort);
+    }
+  }
+
+  /** Long-polls for a first message, then fills the batch until it is full or the window closes. */
+  async #gather(): Promise<Message[]> {
+    const batch = await this.#receive(this.#o.batchSize, 20);
+    if (batch.length === 0 || this.#o.batchingWindowSeconds === 0) return batch;
+    const deadline = Date.now() + this.#o.batchingWindowSeconds * 1000;
+    while (this.#running && batch.length < this.#o.batchSize && Date.now() < deadline) {
+      const wait = Math.max(0, Math.min(20, Math.floor((deadline - Date.now()) / 1000)));
+      batch.push(...(await this.#receive(this.#o.batchSize - batch.length, wait)));
+      if (wait === 0) break;
+    }
+    return batch;
+  }
+
+  async #loop(slot: number): Promise<void> {
+    while (this.#running) {
+      let messages: Message[];
+      try {
+        messages = await this.#gather();
+      } catch {
+        // Like Lambda's pollers: a failed receive is retried, never fatal.
+        await new Promise((r) => setTimeout(r, 500));
+        continue;
+      }
+      if (messages.length === 0) continue;
+      await this.#process(slot, messages);
+    }
+  }
+
+  async #process(slot: number, messages: Message[]): Promise<void> {
+    const ids = messages.map((m) => m.MessageId ?? '');
+    const event = toSqsEvent(messages.map((m) => toSqsRecord(m, this.#o.queueArn, this.#o.region)));
+    this.inFlight++;
+    this.invocations++;
+    this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
+    let failed: string[];
+    let error: string | undefined;
+    try {
+      const response = await this.#o.invoke(slot, event);
+      if (this.#o.reportBatchItemFailures) {
+        const result = failedIdsOf(response, ids);
+        failed = result.ids;
+        error = result.invalid;
+      } else failed = [];
+    } catch (e) {
+      failed = ids;
+      error = (e as Error).message;
+    } finally {
+      this.inFlight--;
+    }
+    const done = messages.filter((m) => !failed.includes(m.MessageId ?? ''));
+    const retry = messages.filter((m) => failed.includes(m.MessageId ?? ''));
+    if (done.length) {
+      await this.#o.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: this.#o.queueUrl,
+          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+        }),
+      );
+    }
+    if (retry.length && this.#o.retryDelaySeconds !== undefined) {
+      await this.#o.sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: this.#o.queueUrl,
+          Entries: retry.map((m, i) => ({
+            Id: String(i),
+            ReceiptHandle: m.ReceiptHandle ?? '',
+            VisibilityTimeout: this.#o.retryDelaySeconds,
+          })),
+        }),
+      );
+    }
+    this.#o.onBatch?.({
+      messageIds: ids,
+      failedIds: failed,
+      ...(error === undefined ? {} : { error }),
+    });
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * `npm start`: synthesizes the stack (unless cdk.out is fresh), runs it on the embedded
+ * emulators and runs the demo. `npm start -- --keep` keeps it running for the CLI, the AWS CLI
+ * and any SDK (endpoints in .onceflow/local.json) until Ctrl-C.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SingleBar } from 'cli-progress';
+import { Command, InvalidArgumentError } from 'commander';
+import { runDemo } from './demo.ts';
+import { JavaMissingError } from './dynamodb-local.ts';
+import { LOCAL_CREDENTIALS } from './emulators.ts';
+import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
+import { assemblyIsFresh, synthesize } from './synth.ts';
+
+const PROJECT = join(import.meta.dirname, '..');
+export const LOCAL_STATE_FILE = join(PROJECT, '.onceflow', 'local.json');
+
+const port = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError('a port number (0 for any)');
+  return n;
+};
+
+const program = new Command('npm start --')
+  .description(
+    'Run the synthesized onceflow stack locally (no Docker, no AWS account) and demo it.',
+  )
+  .option('--keep', 'keep the stack running after the demo (until Ctrl-C)')
+  .option('--no-demo', 'skip the demo (with --keep: just run the stack)')
+  .option('--port <port>', 'edge port, taken when free (else another)', port, 4566)
+  .option('--stack <name>', 'stack to run, when the app has several')
+  .option(
+    '--retry-delay <seconds>',
+    'failed messages come back after this many seconds instead of the visibility timeout',
+    Number,
+    1,
+  )
+  .addHelpText(
+    'after',
+    '\nExamples:\n  npm start\n  npm start -- --keep\n  npm start -- --keep --no-demo --port 4570',
+  );
+program.parse();
+const options = program.opts<{
+  keep?: boolean;
+  demo: boolean;
+  port: number;
+  stack?: string;
+  retryDelay: number;
+}>();
+
+const step = async <T>(label: string, work: () => Promise<T>): Promise<T> => {
+  const started = Date.now();
+  process.stdout.write(`▸ ${label}… `);
+  const result = await work();
+  process.stdout.write(`done (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+  return result;
+};
+
+const assemblyDir = join(PROJECT, 'cdk.out');
+let runtime: LocalRuntime | undefined;
+let stopping = false;
+const stop = async (code: number) => {
+  if (stopping) return;
+  stopping = true;
+  rmSync(LOCAL_STATE_FILE, { force: true });
+  await runtime?.stop();
+  process.exit(code);
+};
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+
+try {
+  if (assemblyIsFresh(PROJECT, assemblyDir))
+    console.log('▸ cdk.out is up to date with infra/ and functions/');
+  else await step('synthesizing the CDK app', () => synthesize(PROJECT, assemblyDir));
+  runtime = await step(
+    'starting DynamoDB Local, fauxqs and the edge; provisioning from the template',
+    () =>
+      startLocalRuntime({
+        assemblyDir,
+        ...(options.stack ? { stackName: options.stack } : {}),
+        port: options.port,
+        retryDelaySeconds: options.retryDelay,
+        logDir: join(PROJECT, '.onceflow', 'logs'),
+        warn: (message) => console.warn(`! ${message}`),
+      }),
+  );
+  const { stack } = runtime;
+  console.log(
+    `  ${stack.stackName} on ${runtime.endpoint}: ${stack.queues.length} queues, ${stack.tables.length} table, ${stack.buckets.length} bucket, ` +
+      `${stack.mappings.length} event source mappings (failed messages retry after ${options.retryDelay} s)`,
+  );
+  let ok = true;
+  if (options.demo) {
+    const bar = process.stdout.isTTY
+      ? new SingleBar({
+          format: '  processing |{bar}| {value}/{total} messages settled',
+          hideCursor: true,
+        })
+      : undefined;
+    bar?.start(1, 0);
+    const result = await runDemo(runtime, {
+      print: (text) => console.log(text),
+      progress: (settled, total) => {
+        bar?.setTotal(total);
+        bar?.update(settled);
+      },
+    }).finally(() => bar?.stop());
+    ok = result.ok;
+  }
+  if (!options.keep) await stop(ok ? 0 : 1);
+  else {
+    mkdirSync(join(PROJECT, '.onceflow'), { recursive: true });
+    const state = {
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      stackName: stack.stackName,
+      outputs: stack.outputs,
+      credentials: LOCAL_CREDENTIALS,
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+    };
+    writeFileSync(LOCAL_STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
+    console.log(
+      `\nRunning. Endpoint ${runtime.endpoint} (every service), region ${runtime.region}, any credentials.`,
+    );
+    for (const [name, value] of Object.entries(stack.outputs))
+      console.log(`  ${name.padEnd(22)} ${value}`);
+    console.log(`\n  aws --endpoint-url ${runtime.endpoint} sqs list-queues`);
+    console.log(`  npx onceflow status          (reads ${join('.onceflow', 'local.json')})`);
+    console.log('\nCtrl-C stops everything.');
+  }
+} catch (error) {
+  if (error instanceof JavaMissingError) console.error(`✘ ${error.message}`);
+  else console.error(`✘ ${(error as Error).stack ?? error}`);
+  await stop(1);
+}

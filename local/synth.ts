@@ -1,0 +1,57 @@
+/** Synthesizes the CDK app when cdk.out is missing or older than its sources. */
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const SOURCES = ['infra', 'functions', 'shared', 'adapters', 'cdk.json', 'package-lock.json'];
+
+const newestMtime = (path: string): number => {
+  if (!existsSync(path)) return 0;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return Math.max(
+    stat.mtimeMs,
+    ...readdirSync(path).map((entry) => newestMtime(join(path, entry))),
+  );
+};
+
+/** True when cdk.out exists and is newer than every source it is built from. */
+export const assemblyIsFresh = (projectDir: string, assemblyDir: string): boolean => {
+  const manifest = join(assemblyDir, 'manifest.json');
+  if (!existsSync(manifest)) return false;
+  const built = statSync(manifest).mtimeMs;
+  return SOURCES.every((source) => newestMtime(join(projectDir, source)) <= built);
+};
+
+/** Runs `cdk synth -q` (the project's CDK CLI) and resolves when it succeeded. */
+export const synthesize = (
+  projectDir: string,
+  assemblyDir: string,
+  context: Record<string, string> = {},
+): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const args = [
+      'synth',
+      '-q',
+      '-o',
+      assemblyDir,
+      ...Object.entries(context).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+    ];
+    const child = spawn(join(projectDir, 'node_modules', '.bin', 'cdk'), args, {
+      cwd: projectDir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`cdk synth failed (exit ${code}):\n${output.slice(-4000)}`)),
+    );
+  });
