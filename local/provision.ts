@@ -264,7 +264,15 @@ export const provisionStack = async (
   }
   const functions: LocalFunction[] = [];
   for (const [id, resource] of functionEntries) {
-    const assetPath = resource.Metadata['aws:asset:path'];
+    // Asset metadata is written when the CLI synthesizes; otherwise the code's S3 key names the asset.
+    const s3Key = asRecord(resource.Properties.Code).S3Key;
+    const assetPath =
+      resource.Metadata['aws:asset:path'] ??
+      (typeof s3Key === 'string' &&
+      s3Key.endsWith('.zip') &&
+      existsSync(join(assemblyDir, `asset.${s3Key.slice(0, -4)}`))
+        ? `asset.${s3Key.slice(0, -4)}`
+        : undefined);
     const handler = resource.Properties.Handler;
     // Functions without a local asset (e.g. CDK's own providers) are not run.
     if (typeof assetPath !== 'string' || typeof handler !== 'string') continue;

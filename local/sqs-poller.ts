@@ -149,7 +149,11 @@ export class SqsPoller {
         continue;
       }
       if (messages.length === 0) continue;
-      await this.#process(slot, messages);
+      try {
+        await this.#process(slot, messages);
+      } catch {
+        // A failed delete leaves the messages to reappear: at-least-once, as on AWS.
+      }
     }
   }
 
@@ -176,22 +180,26 @@ export class SqsPoller {
     }
     const done = messages.filter((m) => !failed.includes(m.MessageId ?? ''));
     const retry = messages.filter((m) => failed.includes(m.MessageId ?? ''));
-    if (done.length) {
+    // SQS batch calls take ten entries at most.
+    for (let i = 0; i < done.length; i += 10) {
       await this.#o.sqs.send(
         new DeleteMessageBatchCommand({
           QueueUrl: this.#o.queueUrl,
-          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+          Entries: done
+            .slice(i, i + 10)
+            .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle ?? '' })),
         }),
       );
     }
-    if (retry.length && this.#o.retryDelaySeconds !== undefined) {
+    const delay = this.#o.retryDelaySeconds;
+    for (let i = 0; delay !== undefined && i < retry.length; i += 10) {
       await this.#o.sqs.send(
         new ChangeMessageVisibilityBatchCommand({
           QueueUrl: this.#o.queueUrl,
-          Entries: retry.map((m, i) => ({
-            Id: String(i),
+          Entries: retry.slice(i, i + 10).map((m, j) => ({
+            Id: String(j),
             ReceiptHandle: m.ReceiptHandle ?? '',
-            VisibilityTimeout: this.#o.retryDelaySeconds,
+            VisibilityTimeout: delay,
           })),
         }),
       );

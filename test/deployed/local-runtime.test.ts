@@ -1,0 +1,101 @@
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoOrderStore } from '../../adapters/dynamo.ts';
+import { S3Store } from '../../adapters/s3.ts';
+import { runDemo } from '../../local/demo.ts';
+import { type CrashRule, type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { synthAssembly } from '../support/assembly.ts';
+import { scenario } from './scenario.ts';
+import { deployedPipelineSuite } from './suite.ts';
+
+let runtime: LocalRuntime;
+let dispose = () => {};
+
+beforeAll(async () => {
+  const { assemblyDir, stackName, remove } = synthAssembly();
+  dispose = remove;
+  // Failed messages come back after a second instead of the 3-minute visibility timeout.
+  runtime = await startLocalRuntime({ assemblyDir, stackName, retryDelaySeconds: 1 });
+});
+afterAll(async () => {
+  await runtime?.stop();
+  dispose();
+});
+
+deployedPipelineSuite('local runtime', () => ({
+  clients: runtime.clients,
+  outputs: runtime.stack.outputs,
+  drain: () => runtime.drain({ timeoutMs: 30_000 }),
+}));
+
+describe('the local runtime', () => {
+  it('runs the bundled code from the cloud assembly in its own environments', () => {
+    const mapped = runtime.stack.mappings.map((m) =>
+      runtime.stack.functions.find((f) => f.logicalId === m.functionLogicalId),
+    );
+    expect(mapped).toHaveLength(2);
+    for (const fn of mapped) expect(fn?.handlerFile).toMatch(/asset\.[0-9a-f]{64}\/index\.mjs$/);
+    expect(runtime.environments.some((e) => e.coldStarts > 0)).toBe(true);
+  });
+
+  const crashes: [string, CrashRule][] = [
+    [
+      'after the ledger claim',
+      { phase: 'after', when: (c, f) => c.action === 'PutItem' && f.name.includes('Ingest') },
+    ],
+    ['before the commit', { phase: 'before', when: (c) => c.action === 'TransactWriteItems' }],
+    ['after the commit', { phase: 'after', when: (c) => c.action === 'TransactWriteItems' }],
+    ['after notifying the hours', { phase: 'after', when: (c) => c.action === 'SendMessageBatch' }],
+    [
+      'after the aggregator’s S3 write',
+      {
+        phase: 'after',
+        when: (c) => c.action === 'PutObject' && (c.key ?? '').startsWith('aggregates/'),
+      },
+    ],
+  ];
+  it.each(crashes)('converges when an environment crashes %s', async (_, rule) => {
+    const s = scenario();
+    const before = runtime.crashes.length;
+    runtime.addCrash(rule);
+    const { clients } = runtime;
+    const { outputs } = runtime.stack;
+    await clients.sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: outputs.OrdersQueueUrl,
+        Entries: s.batches.map((MessageBody, i) => ({ Id: String(i), MessageBody })),
+      }),
+    );
+    await runtime.drain({ timeoutMs: 30_000 });
+    expect(runtime.crashes.length).toBe(before + 1);
+    const orders = s.own.orders(
+      await new DynamoOrderStore(clients.dynamo, outputs.TableName ?? '').listOrders(),
+    );
+    const hours = s.own.hours(
+      await new S3Store(clients.s3, outputs.BucketName ?? '').listAggregates(),
+    );
+    expect({ orders, hours }).toEqual({ orders: s.expectedOrders, hours: s.expectedHourly });
+  });
+});
+
+describe('npm start', () => {
+  it('prints the orders, the hourly aggregates and a chart equal to the expected results', async () => {
+    const { assemblyDir, stackName, remove } = synthAssembly();
+    const demoRuntime = await startLocalRuntime({ assemblyDir, stackName, retryDelaySeconds: 1 });
+    try {
+      const printed: string[] = [];
+      const result = await runDemo(demoRuntime, { print: (t) => printed.push(t) });
+      const text = printed.join('\n');
+      expect(result.differences).toEqual([]);
+      expect(result.ok).toBe(true);
+      expect(text).toMatch(/crashes injected: after:TransactWriteItems@/);
+      expect(text).toMatch(/1001 .* paid .* 25\.50 .* USD/);
+      expect(text).toMatch(/2026-10-01T09:00:00Z .* 4 .* placed .* 4 .* 90\.50 USD/);
+      expect(text).toMatch(/2026-10-01 09h │█{40} 4/);
+      expect(text).toContain('✔ orders and hourly aggregates equal the expected results');
+    } finally {
+      await demoRuntime.stop();
+      remove();
+    }
+  });
+});

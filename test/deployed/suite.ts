@@ -1,0 +1,100 @@
+/**
+ * The integration suite for a deployed stack: the same tests run against the local runtime
+ * (in `npm test`) and against LocalStack or AWS (`npm run test:localstack`). Only the endpoint and
+ * the stack outputs differ.
+ */
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import type { AwsClients } from '../../adapters/clients.ts';
+import { DynamoOrderStore } from '../../adapters/dynamo.ts';
+import { S3Store } from '../../adapters/s3.ts';
+import { REJECT_PREFIX } from '../../shared/keys.ts';
+import { type Scenario, scenario } from './scenario.ts';
+
+export interface DeployedTarget {
+  readonly clients: AwsClients;
+  readonly outputs: Readonly<Record<string, string>>;
+  /** Waits until both queues are empty with nothing in flight. */
+  drain(): Promise<void>;
+}
+
+export const deployedPipelineSuite = (name: string, target: () => DeployedTarget) => {
+  const output = (key: string) => {
+    const value = target().outputs[key];
+    if (!value) throw new Error(`the stack has no output ${key}`);
+    return value;
+  };
+  const send = async (bodies: readonly string[]) => {
+    for (let i = 0; i < bodies.length; i += 10) {
+      await target().clients.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: output('OrdersQueueUrl'),
+          Entries: bodies
+            .slice(i, i + 10)
+            .map((MessageBody, j) => ({ Id: String(j), MessageBody })),
+        }),
+      );
+    }
+  };
+  const s3 = () => new S3Store(target().clients.s3, output('BucketName'));
+  const state = async (s: Scenario) => ({
+    orders: s.own.orders(
+      await new DynamoOrderStore(target().clients.dynamo, output('TableName')).listOrders(),
+    ),
+    hours: s.own.hours(await s3().listAggregates()),
+  });
+  const rejectsOf = async (s: Scenario) => {
+    const store = s3();
+    const keys = await store.listKeys(REJECT_PREFIX);
+    const bodies = await Promise.all(
+      keys.map(async (key) => {
+        const { GetObjectCommand } = await import('@aws-sdk/client-s3');
+        const out = await target().clients.s3.send(
+          new GetObjectCommand({ Bucket: output('BucketName'), Key: key }),
+        );
+        return JSON.parse((await out.Body?.transformToString()) ?? '{}') as {
+          reason: string;
+          body: string;
+        };
+      }),
+    );
+    return bodies.filter((r) => r.body.includes(s.prefix));
+  };
+
+  describe(`the deployed pipeline (${name})`, () => {
+    it('ends with the expected orders and hourly aggregates for the reference stream', async () => {
+      const s = scenario();
+      await send(s.batches);
+      await target().drain();
+      expect(await state(s)).toEqual({ orders: s.expectedOrders, hours: s.expectedHourly });
+    });
+
+    it('ends in the same state when every batch is sent twice, in reverse order', async () => {
+      const s = scenario();
+      await send([...s.batches].reverse());
+      await send([...s.batches].reverse());
+      await target().drain();
+      expect(await state(s)).toEqual({ orders: s.expectedOrders, hours: s.expectedHourly });
+    });
+
+    it('quarantines invalid bodies and a reused batch id, and applies the valid batches beside them', async () => {
+      const s = scenario();
+      const reused = JSON.parse(s.batches[0] ?? '{}') as { events: { amount: string }[] };
+      for (const e of reused.events) e.amount = '999.00';
+      await send([
+        ...s.batches,
+        `{"batchId":"${s.prefix}-broken"`,
+        JSON.stringify({ batchId: `${s.prefix}-empty`, events: [] }),
+      ]);
+      await target().drain();
+      await send([JSON.stringify(reused)]);
+      await target().drain();
+      expect(await state(s)).toEqual({ orders: s.expectedOrders, hours: s.expectedHourly });
+      expect((await rejectsOf(s)).map((r) => r.reason).sort()).toEqual([
+        'batch-conflict',
+        'invalid-json',
+        'schema-violation',
+      ]);
+    });
+  });
+};

@@ -1,0 +1,259 @@
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+} from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LOCAL_REGION } from '../../local/emulators.ts';
+import { waitFor } from '../../local/net.ts';
+import {
+  type BatchReport,
+  failedIdsOf,
+  type PollerOptions,
+  SqsPoller,
+} from '../../local/sqs-poller.ts';
+import { createAdminClients, uniqueName } from '../support/pipeline.ts';
+
+describe('reading a partial batch response as Lambda does', () => {
+  const ids = ['a', 'b', 'c'];
+  it.each([
+    ['an undefined response', undefined, []],
+    ['a null response', null, []],
+    ['an empty object', {}, []],
+    ['a null list', { batchItemFailures: null }, []],
+    ['an empty list', { batchItemFailures: [] }, []],
+    [
+      'two listed ids',
+      { batchItemFailures: [{ itemIdentifier: 'a' }, { itemIdentifier: 'c' }] },
+      ['a', 'c'],
+    ],
+  ])('retries exactly the listed messages for %s', (_, response, expected) => {
+    expect(failedIdsOf(response, ids)).toEqual({ ids: expected });
+  });
+
+  it.each([
+    ['an empty itemIdentifier', { batchItemFailures: [{ itemIdentifier: '' }] }],
+    ['a null itemIdentifier', { batchItemFailures: [{ itemIdentifier: null }] }],
+    ['a wrong key', { batchItemFailures: [{ id: 'a' }] }],
+    ['an id not in the batch', { batchItemFailures: [{ itemIdentifier: 'zzz' }] }],
+    ['a list that is not a list', { batchItemFailures: 'a' }],
+    ['a response that is not an object', 'ok'],
+  ])('fails the whole batch for %s', (_, response) => {
+    const result = failedIdsOf(response, ids);
+    expect(result.ids).toEqual(ids);
+    expect(result.invalid).toBeTruthy();
+  });
+});
+
+describe('the local SQS poller', () => {
+  const pollers: SqsPoller[] = [];
+  afterEach(async () => {
+    await Promise.all(pollers.splice(0).map((p) => p.stop()));
+  });
+
+  const setup = async (attributes: Record<string, string> = {}, dlq = false) => {
+    const { sqs } = createAdminClients();
+    const arnOf = async (QueueUrl: string) =>
+      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] })))
+        .Attributes?.QueueArn ?? '';
+    let dlqUrl: string | undefined;
+    if (dlq) {
+      dlqUrl =
+        (await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('dlq') }))).QueueUrl ?? '';
+      attributes.RedrivePolicy = JSON.stringify({
+        deadLetterTargetArn: await arnOf(dlqUrl),
+        maxReceiveCount: 2,
+      });
+    }
+    const queueUrl =
+      (
+        await sqs.send(
+          new CreateQueueCommand({ QueueName: uniqueName('polled'), Attributes: attributes }),
+        )
+      ).QueueUrl ?? '';
+    const send = async (bodies: string[]) => {
+      for (let i = 0; i < bodies.length; i += 10) {
+        await sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: bodies
+              .slice(i, i + 10)
+              .map((MessageBody, j) => ({ Id: String(j), MessageBody })),
+          }),
+        );
+      }
+    };
+    const depth = async (url = queueUrl) => {
+      const a =
+        (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['All'] })))
+          .Attributes ?? {};
+      return (
+        Number(a.ApproximateNumberOfMessages) + Number(a.ApproximateNumberOfMessagesNotVisible)
+      );
+    };
+    const reports: BatchReport[] = [];
+    const poll = (options: Partial<PollerOptions> & Pick<PollerOptions, 'invoke'>) => {
+      const poller = new SqsPoller({
+        sqs,
+        queueUrl,
+        queueArn: 'arn:aws:sqs:us-east-1:000000000000:polled',
+        region: LOCAL_REGION,
+        batchSize: 10,
+        batchingWindowSeconds: 0,
+        maxConcurrency: 1,
+        reportBatchItemFailures: true,
+        onBatch: (r) => reports.push(r),
+        ...options,
+      });
+      pollers.push(poller);
+      poller.start();
+      return poller;
+    };
+    return { sqs, queueUrl, dlqUrl, send, depth, reports, poll };
+  };
+
+  const bodiesOf = (event: SQSEvent) => event.Records.map((r) => r.body);
+
+  it('deletes the succeeded messages and returns only the reported failures to the queue', async () => {
+    const q = await setup();
+    await q.send(['ok-1', 'fail-1', 'ok-2']);
+    const seen: string[] = [];
+    q.poll({
+      retryDelaySeconds: 0,
+      invoke: async (_, event) => {
+        seen.push(...bodiesOf(event));
+        return {
+          batchItemFailures: event.Records.filter(
+            (r) => r.body === 'fail-1' && r.attributes.ApproximateReceiveCount === '1',
+          ).map((r) => ({ itemIdentifier: r.messageId })),
+        };
+      },
+    });
+    await waitFor(async () => (await q.depth()) === 0, {
+      timeoutMs: 10_000,
+      what: 'the queue to empty',
+    });
+    expect(seen.filter((b) => b === 'fail-1')).toHaveLength(2);
+    expect(seen.filter((b) => b === 'ok-1')).toHaveLength(1);
+    expect(seen.filter((b) => b === 'ok-2')).toHaveLength(1);
+  });
+
+  it('returns the whole batch when the function throws, and when it answers an unknown id', async () => {
+    for (const fail of [
+      () => Promise.reject(new Error('boom')),
+      () => Promise.resolve({ batchItemFailures: [{ itemIdentifier: 'nope' }] }),
+    ]) {
+      const q = await setup();
+      await q.send(['m-1', 'm-2']);
+      let calls = 0;
+      q.poll({
+        retryDelaySeconds: 0,
+        invoke: async () => {
+          calls++;
+          return calls === 1 ? fail() : {};
+        },
+      });
+      await waitFor(async () => (await q.depth()) === 0, {
+        timeoutMs: 10_000,
+        what: 'the queue to empty',
+      });
+      expect(q.reports[0]?.failedIds).toHaveLength(2);
+      expect(q.reports[0]?.error).toBeTruthy();
+    }
+  });
+
+  it('ignores the response when partial batch responses are off', async () => {
+    const q = await setup();
+    await q.send(['m-1']);
+    q.poll({
+      reportBatchItemFailures: false,
+      invoke: async (_, event) => ({
+        batchItemFailures: [{ itemIdentifier: event.Records[0]?.messageId }],
+      }),
+    });
+    await waitFor(async () => (await q.depth()) === 0, {
+      timeoutMs: 10_000,
+      what: 'the queue to empty',
+    });
+    expect(q.reports.map((r) => r.failedIds)).toEqual([[]]);
+  });
+
+  it('moves a message that keeps failing to the DLQ after maxReceiveCount receives', async () => {
+    const q = await setup({}, true);
+    await q.send(['poison']);
+    const receives: string[] = [];
+    q.poll({
+      retryDelaySeconds: 0,
+      invoke: async (_, event) => {
+        receives.push(...event.Records.map((r) => r.attributes.ApproximateReceiveCount));
+        throw new Error('always');
+      },
+    });
+    await waitFor(async () => (await q.depth(q.dlqUrl)) === 1, {
+      timeoutMs: 10_000,
+      what: 'the message in the DLQ',
+    });
+    expect(receives).toEqual(['1', '2']);
+    expect(await q.depth()).toBe(0);
+    const [moved] =
+      (await q.sqs.send(new ReceiveMessageCommand({ QueueUrl: q.dlqUrl }))).Messages ?? [];
+    expect(moved?.Body).toBe('poison');
+  });
+
+  it('gives the same message to a second invocation when the first outlives the visibility timeout', async () => {
+    const q = await setup({ VisibilityTimeout: '1' });
+    await q.send(['slow']);
+    const running = new Map<number, string>();
+    let overlapped = false;
+    let second = () => {};
+    const secondSeen = new Promise<void>((resolve) => {
+      second = resolve;
+    });
+    q.poll({
+      maxConcurrency: 2,
+      invoke: async (slot, event) => {
+        const id = event.Records[0]?.messageId ?? '';
+        if ([...running.values()].includes(id)) {
+          overlapped = true;
+          second();
+          return {};
+        }
+        running.set(slot, id);
+        // The first invocation is still running when the message becomes visible again.
+        await secondSeen;
+        running.delete(slot);
+        return {};
+      },
+    });
+    await waitFor(() => overlapped, {
+      timeoutMs: 10_000,
+      what: 'a concurrent duplicate invocation',
+    });
+    expect(overlapped).toBe(true);
+  });
+
+  it('fills batches up to the batch size within the batching window, and never exceeds the concurrency', async () => {
+    const q = await setup();
+    await q.send(Array.from({ length: 25 }, (_, i) => `m-${i}`));
+    const sizes: number[] = [];
+    const poller = q.poll({
+      batchSize: 12,
+      batchingWindowSeconds: 1,
+      maxConcurrency: 2,
+      invoke: async (_, event) => {
+        sizes.push(event.Records.length);
+        return {};
+      },
+    });
+    await waitFor(async () => (await q.depth()) === 0 && poller.inFlight === 0, {
+      timeoutMs: 15_000,
+      what: 'the queue to empty',
+    });
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(25);
+    expect(Math.max(...sizes)).toBe(12);
+    expect(sizes.every((n) => n <= 12)).toBe(true);
+    expect(poller.peakInFlight).toBeLessThanOrEqual(2);
+  });
+});

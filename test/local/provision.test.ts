@@ -1,0 +1,165 @@
+import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { HeadBucketCommand } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { Duration, Stack } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { LOCAL_REGION } from '../../local/emulators.ts';
+import { provisionStack } from '../../local/provision.ts';
+import { loadStack } from '../../local/template.ts';
+import { synthAssembly } from '../support/assembly.ts';
+import { createAdminClients } from '../support/pipeline.ts';
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+describe('provisioning from the synthesized template', () => {
+  it('creates the onceflow stack’s queues, table and bucket exactly as the template says', async () => {
+    const { assemblyDir, stackName, template, remove } = synthAssembly();
+    onTestFinished(remove);
+    const clients = createAdminClients();
+    const stack = await provisionStack(loadStack(assemblyDir, stackName), clients, LOCAL_REGION);
+    const resources = template.Resources as Resources;
+
+    const templateQueues = Object.entries(resources).filter(
+      ([, r]) => r.Type === 'AWS::SQS::Queue',
+    );
+    expect(stack.queues.map((q) => q.logicalId).sort()).toEqual(
+      templateQueues.map(([id]) => id).sort(),
+    );
+    for (const [id, resource] of templateQueues) {
+      const queue = stack.queues.find((q) => q.logicalId === id);
+      const attrs =
+        (
+          await clients.sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: queue?.url, AttributeNames: ['All'] }),
+          )
+        ).Attributes ?? {};
+      expect(attrs.MessageRetentionPeriod).toBe(String(resource.Properties.MessageRetentionPeriod));
+      expect(attrs.VisibilityTimeout).toBe(String(resource.Properties.VisibilityTimeout ?? 30));
+      const redrive = resource.Properties.RedrivePolicy as
+        | { deadLetterTargetArn: { 'Fn::GetAtt': [string] }; maxReceiveCount: number }
+        | undefined;
+      if (redrive) {
+        const dlq = stack.queues.find(
+          (q) => q.logicalId === redrive.deadLetterTargetArn['Fn::GetAtt'][0],
+        );
+        expect(JSON.parse(attrs.RedrivePolicy ?? '{}')).toEqual({
+          deadLetterTargetArn: dlq?.arn,
+          maxReceiveCount: redrive.maxReceiveCount,
+        });
+      } else expect(attrs.RedrivePolicy).toBeUndefined();
+    }
+
+    const [tableId, tableResource] =
+      Object.entries(resources).find(([, r]) => r.Type === 'AWS::DynamoDB::GlobalTable') ?? [];
+    const table = stack.tables.find((t) => t.logicalId === tableId);
+    const described = (
+      await clients.dynamo.send(new DescribeTableCommand({ TableName: table?.name }))
+    ).Table;
+    expect(described?.KeySchema).toEqual(tableResource?.Properties.KeySchema);
+    expect(described?.AttributeDefinitions).toEqual(tableResource?.Properties.AttributeDefinitions);
+    expect(described?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
+    const ttl = await clients.dynamo.send(
+      new DescribeTimeToLiveCommand({ TableName: table?.name }),
+    );
+    expect(ttl.TimeToLiveDescription).toMatchObject({
+      AttributeName: 'expiresAt',
+      TimeToLiveStatus: 'ENABLED',
+    });
+
+    await expect(
+      clients.s3.send(new HeadBucketCommand({ Bucket: stack.outputs.BucketName })),
+    ).resolves.toBeTruthy();
+    expect(stack.outputs.TableName).toBe(table?.name);
+    expect(stack.outputs.OrdersQueueUrl).toBe(
+      stack.queues.find(
+        (q) => q.logicalId.startsWith('OrdersQueue') && !q.logicalId.includes('Dlq'),
+      )?.url,
+    );
+    expect(stack.notEmulated).toEqual(
+      expect.arrayContaining(['AWS::CloudWatch::Alarm', 'AWS::IAM::Role']),
+    );
+  });
+
+  it('resolves every function’s environment to the local resources and reads each event source mapping', async () => {
+    const { assemblyDir, stackName, remove } = synthAssembly();
+    onTestFinished(remove);
+    const stack = await provisionStack(
+      loadStack(assemblyDir, stackName),
+      createAdminClients(),
+      LOCAL_REGION,
+    );
+    const ingest = stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'));
+    expect(ingest?.environment).toMatchObject({
+      TABLE_NAME: stack.outputs.TableName,
+      BUCKET_NAME: stack.outputs.BucketName,
+      AGGREGATE_QUEUE_URL: stack.outputs.AggregateQueueUrl,
+    });
+    expect(ingest?.handlerFile).toMatch(/asset\.[0-9a-f]+\/index\.mjs$/);
+    expect(ingest?.timeoutSeconds).toBe(30);
+    expect(stack.mappings).toHaveLength(2);
+    for (const m of stack.mappings) {
+      expect(m).toMatchObject({
+        batchSize: 10,
+        batchingWindowSeconds: 0,
+        maxConcurrency: 10,
+        reportBatchItemFailures: true,
+        enabled: true,
+      });
+    }
+  });
+
+  it('creates a small stack’s named queue, FIFO queue, indexes and intrinsic-built names', async () => {
+    const { assemblyDir, stackName, remove } = synthAssembly((app, name) => {
+      const stack = new Stack(app, name);
+      const dlq = new Queue(stack, 'Dead', { queueName: `${name}-dead` });
+      new Queue(stack, 'Work', {
+        visibilityTimeout: Duration.seconds(42),
+        deliveryDelay: Duration.seconds(3),
+        deadLetterQueue: { queue: dlq, maxReceiveCount: 2 },
+      });
+      new Queue(stack, 'Ordered', { fifo: true, contentBasedDeduplication: true });
+      const table = new Table(stack, 'Things', {
+        partitionKey: { name: 'id', type: AttributeType.STRING },
+        billingMode: BillingMode.PAY_PER_REQUEST,
+        timeToLiveAttribute: 'ttl',
+      });
+      table.addGlobalSecondaryIndex({
+        indexName: 'byOwner',
+        partitionKey: { name: 'owner', type: AttributeType.STRING },
+        projectionType: ProjectionType.KEYS_ONLY,
+      });
+      new Bucket(stack, 'Files');
+      return stack;
+    });
+    onTestFinished(remove);
+    const clients = createAdminClients();
+    const stack = await provisionStack(loadStack(assemblyDir, stackName), clients, LOCAL_REGION);
+    const work = stack.queues.find((q) => q.logicalId.startsWith('Work'));
+    const dead = stack.queues.find((q) => q.logicalId.startsWith('Dead'));
+    expect(dead?.name).toBe(`${stackName}-dead`);
+    const attrs =
+      (
+        await clients.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: work?.url, AttributeNames: ['All'] }),
+        )
+      ).Attributes ?? {};
+    expect(attrs).toMatchObject({ VisibilityTimeout: '42', DelaySeconds: '3' });
+    expect(JSON.parse(attrs.RedrivePolicy ?? '{}')).toEqual({
+      deadLetterTargetArn: dead?.arn,
+      maxReceiveCount: 2,
+    });
+    const ordered = stack.queues.find((q) => q.logicalId.startsWith('Ordered'));
+    expect(ordered?.name.endsWith('.fifo')).toBe(true);
+    const table = (
+      await clients.dynamo.send(new DescribeTableCommand({ TableName: stack.tables[0]?.name }))
+    ).Table;
+    expect(
+      table?.GlobalSecondaryIndexes?.map((g) => [g.IndexName, g.Projection?.ProjectionType]),
+    ).toEqual([['byOwner', 'KEYS_ONLY']]);
+    expect(stack.tables[0]?.ttlAttribute).toBe('ttl');
+    expect(stack.buckets).toHaveLength(1);
+  });
+});
