@@ -7,8 +7,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
+import {
+  answerCloudFormation,
+  CLOUDFORMATION_ACTIONS,
+  type LocalStackRecord,
+} from './cloudformation.ts';
 import { startDynamoLocal } from './dynamodb-local.ts';
-import { type AnswerHook, forward, requestUpstream } from './http.ts';
+import { type AnswerHook, forward, readBodyBytes, requestUpstream } from './http.ts';
 import { freePort } from './net.ts';
 import { isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
@@ -73,6 +78,8 @@ export interface Emulators {
   readonly fauxqsEndpoint: string;
   /** Which gap-fillers are active (false: the emulator supports the feature itself). */
   readonly gaps: { readonly s3Preconditions: boolean; readonly moveTasks: boolean };
+  /** Makes a locally provisioned stack answer CloudFormation's DescribeStacks. */
+  registerStack(stack: LocalStackRecord): void;
   /** Installs (or, with undefined, removes) fault-injection hooks. */
   setHooks(hooks: EdgeHooks | undefined): void;
   stop(): Promise<void>;
@@ -140,6 +147,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     );
 
     let hooks: EdgeHooks | undefined;
+    const stacks = new Map<string, LocalStackRecord>();
     const route = async (req: IncomingMessage, res: ServerResponse) => {
       let onAnswer: AnswerHook | undefined;
       const current = hooks;
@@ -152,6 +160,15 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         }
         const after = current.afterCall?.bind(current);
         if (after) onAnswer = async (status) => after(call, status);
+      }
+      if ((req.headers['content-type'] ?? '').includes('x-www-form-urlencoded')) {
+        // Query protocol: CloudFormation (answered here) or SNS (fauxqs). The action is in the body.
+        const body = await readBodyBytes(req);
+        const params = new URLSearchParams(body.toString('utf8'));
+        const action = params.get('Action') ?? '';
+        if (CLOUDFORMATION_ACTIONS.has(action))
+          return answerCloudFormation(params, stacks, LOCAL_REGION, res);
+        return forward(req, res, fauxqsEndpoint, onAnswer, body);
       }
       const target = req.headers['x-amz-target'];
       if (typeof target === 'string' && target.startsWith('DynamoDB_')) {
@@ -182,6 +199,9 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       dynamoEndpoint: dynamo.endpoint,
       fauxqsEndpoint,
       gaps,
+      registerStack: (stack) => {
+        stacks.set(stack.name, stack);
+      },
       setHooks: (next) => {
         hooks = next;
       },

@@ -12,6 +12,8 @@ export const forward = (
   res: ServerResponse,
   upstream: string,
   onAnswer?: AnswerHook,
+  /** The request body when it was already read (otherwise it is streamed from `req`). */
+  body?: Buffer,
 ): Promise<void> =>
   new Promise((resolve) => {
     const target = new URL(upstream);
@@ -47,7 +49,8 @@ export const forward = (
       res.end(`edge could not reach ${upstream}: ${error.message}`);
       resolve();
     });
-    req.pipe(proxied);
+    if (body) proxied.end(body);
+    else req.pipe(proxied);
   });
 
 export interface UpstreamAnswer {
@@ -93,8 +96,11 @@ export const requestUpstream = (
   });
 
 /** Reads a whole request body. */
-export const readBody = async (req: IncomingMessage): Promise<string> => {
+export const readBodyBytes = async (req: IncomingMessage): Promise<Buffer> => {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 };
+
+export const readBody = async (req: IncomingMessage): Promise<string> =>
+  (await readBodyBytes(req)).toString('utf8');

@@ -82,6 +82,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   try {
     const clients = adminClients(emulators.endpoint, emulators.region);
     const stack = await provisionStack(stackTemplate, clients, emulators.region);
+    emulators.registerStack({
+      name: stack.stackName,
+      outputs: stack.outputs,
+      createdAt: new Date(),
+    });
     const byKey = new Map<string, LambdaEnvironment>();
     const crashes: string[] = [];
     const rules: { rule: CrashRule; fired: number }[] = [];

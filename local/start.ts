@@ -4,7 +4,7 @@
  * and any SDK (endpoints in .onceflow/local.json) until Ctrl-C.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { runDemo } from './demo.ts';
@@ -31,6 +31,8 @@ const program = new Command('npm start --')
   .option('--no-demo', 'skip the demo (with --keep: just run the stack)')
   .option('--port <port>', 'edge port, taken when free (else another)', port, 4566)
   .option('--stack <name>', 'stack to run, when the app has several')
+  .option('--assembly <dir>', 'run this cloud assembly instead of synthesizing cdk.out')
+  .option('--state <file>', 'where --keep writes the endpoints', LOCAL_STATE_FILE)
   .option(
     '--retry-delay <seconds>',
     'failed messages come back after this many seconds instead of the visibility timeout',
@@ -47,6 +49,8 @@ const options = program.opts<{
   demo: boolean;
   port: number;
   stack?: string;
+  assembly?: string;
+  state: string;
   retryDelay: number;
 }>();
 
@@ -58,13 +62,13 @@ const step = async <T>(label: string, work: () => Promise<T>): Promise<T> => {
   return result;
 };
 
-const assemblyDir = join(PROJECT, 'cdk.out');
+const assemblyDir = options.assembly ?? join(PROJECT, 'cdk.out');
 let runtime: LocalRuntime | undefined;
 let stopping = false;
 const stop = async (code: number) => {
   if (stopping) return;
   stopping = true;
-  rmSync(LOCAL_STATE_FILE, { force: true });
+  if (options.keep) rmSync(options.state, { force: true });
   await runtime?.stop();
   process.exit(code);
 };
@@ -112,7 +116,7 @@ try {
   }
   if (!options.keep) await stop(ok ? 0 : 1);
   else {
-    mkdirSync(join(PROJECT, '.onceflow'), { recursive: true });
+    mkdirSync(dirname(options.state), { recursive: true });
     const state = {
       endpoint: runtime.endpoint,
       region: runtime.region,
@@ -122,14 +126,14 @@ try {
       pid: process.pid,
       startedAt: new Date().toISOString(),
     };
-    writeFileSync(LOCAL_STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
+    writeFileSync(options.state, `${JSON.stringify(state, null, 2)}\n`);
     console.log(
       `\nRunning. Endpoint ${runtime.endpoint} (every service), region ${runtime.region}, any credentials.`,
     );
     for (const [name, value] of Object.entries(stack.outputs))
       console.log(`  ${name.padEnd(22)} ${value}`);
     console.log(`\n  aws --endpoint-url ${runtime.endpoint} sqs list-queues`);
-    console.log(`  npx onceflow status          (reads ${join('.onceflow', 'local.json')})`);
+    console.log(`  npx onceflow status          (reads ${options.state})`);
     console.log('\nCtrl-C stops everything.');
   }
 } catch (error) {

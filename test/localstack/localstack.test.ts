@@ -1,0 +1,47 @@
+/**
+ * The deployed-pipeline suite against a stack deployed to LocalStack (or any endpoint):
+ * `npm run test:localstack` with LOCALSTACK_ENDPOINT set. Not part of `npm test`.
+ */
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { beforeAll } from 'vitest';
+import type { AwsClients } from '../../adapters/clients.ts';
+import { drainQueues } from '../../cli/drain.ts';
+import { deployedPipelineSuite } from '../deployed/suite.ts';
+
+const endpoint = process.env.LOCALSTACK_ENDPOINT ?? 'http://localhost:4566';
+const stackName = process.env.ONCEFLOW_STACK ?? 'onceflow-dev';
+const config = {
+  endpoint,
+  region: process.env.AWS_REGION ?? 'us-east-1',
+  credentials: {
+    accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'test',
+    secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'test',
+  },
+};
+const clients: AwsClients = {
+  dynamo: new DynamoDBClient(config),
+  s3: new S3Client({ ...config, forcePathStyle: true }),
+  sqs: new SQSClient(config),
+};
+let outputs: Record<string, string> = {};
+
+beforeAll(async () => {
+  const out = await new CloudFormationClient(config).send(
+    new DescribeStacksCommand({ StackName: stackName }),
+  );
+  outputs = Object.fromEntries(
+    (out.Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']),
+  );
+});
+
+deployedPipelineSuite(`LocalStack at ${endpoint}, stack ${stackName}`, () => ({
+  clients,
+  outputs,
+  drain: () =>
+    drainQueues(clients.sqs, [outputs.OrdersQueueUrl ?? '', outputs.AggregateQueueUrl ?? ''], {
+      timeoutMs: 120_000,
+    }),
+}));
