@@ -33,6 +33,10 @@ export interface LocalRuntimeOptions {
   /** Told about every invocation. */
   readonly onBatch?: (fn: LocalFunction, report: BatchReport) => void;
   readonly warn?: (message: string) => void;
+  /** Run on these emulators instead of starting (and later stopping) its own. */
+  readonly emulators?: Emulators;
+  /** Provision under this stack name instead of the template's (several copies side by side). */
+  readonly localStackName?: string;
 }
 
 /** A crash injected at the edge: the environment that made a matching call dies around it. */
@@ -57,6 +61,8 @@ export interface LocalRuntime {
   /** Crashes fired so far, as `phase:action@function`. */
   readonly crashes: readonly string[];
   addCrash(rule: CrashRule): void;
+  /** Invokes a function directly (like Lambda's Invoke API), by logical id or name. */
+  invoke(fn: string, event: unknown): Promise<unknown>;
   /** Waits until every polled queue is empty with nothing in flight. */
   drain(options?: { timeoutMs?: number }): Promise<void>;
   stop(): Promise<void>;
@@ -73,15 +79,31 @@ export const adminClients = (endpoint: string, region: string): AwsClients => {
 
 export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
   const stackTemplate = loadStack(options.assemblyDir, options.stackName);
-  const emulators = await startEmulators({
-    ...(options.port === undefined ? {} : { port: options.port }),
-    ...(options.warn ? { warn: options.warn } : {}),
-  });
+  const ownsEmulators = options.emulators === undefined;
+  const emulators =
+    options.emulators ??
+    (await startEmulators({
+      ...(options.port === undefined ? {} : { port: options.port }),
+      ...(options.warn ? { warn: options.warn } : {}),
+    }));
+  const runtimeId = Math.random().toString(36).slice(2, 8).toUpperCase();
+  const shutdown = async () => {
+    await Promise.all([...pollers.values()].map((p) => p.stop()));
+    await Promise.all(environments.map((e) => e.dispose()));
+    if (ownsEmulators) await emulators.stop();
+    else emulators.setHooks(undefined);
+  };
   const pollers = new Map<string, SqsPoller>();
   const environments: LambdaEnvironment[] = [];
   try {
     const clients = adminClients(emulators.endpoint, emulators.region);
-    const stack = await provisionStack(stackTemplate, clients, emulators.region);
+    const stack = await provisionStack(
+      options.localStackName
+        ? { ...stackTemplate, stackName: options.localStackName }
+        : stackTemplate,
+      clients,
+      emulators.region,
+    );
     emulators.registerStack({
       name: stack.stackName,
       outputs: stack.outputs,
@@ -118,32 +140,35 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         status < 300 && (await fire('after', call)) ? 'drop' : 'deliver',
     });
 
+    const newEnvironment = (fn: LocalFunction): LambdaEnvironment => {
+      const env: LambdaEnvironment = new LambdaEnvironment(fn, {
+        baseEnvironment: {
+          AWS_REGION: emulators.region,
+          AWS_DEFAULT_REGION: emulators.region,
+          AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+          AWS_ENDPOINT_URL: emulators.endpoint,
+          S3_FORCE_PATH_STYLE: 'true',
+          AWS_EC2_METADATA_DISABLED: 'true',
+          TZ: 'UTC',
+        },
+        accessKeyId: (generation) => {
+          const key = `LOCAL${runtimeId}E${environments.indexOf(env)}G${generation}`;
+          byKey.set(key, env);
+          return key;
+        },
+        output: output(fn),
+      });
+      environments.push(env);
+      return env;
+    };
+    const idleDirect = new Map<string, LambdaEnvironment[]>();
+
     for (const mapping of stack.mappings.filter((m) => m.enabled)) {
       const fn = stack.functions.find((f) => f.logicalId === mapping.functionLogicalId);
       const queue = stack.queues.find((q) => q.logicalId === mapping.queueLogicalId);
       if (!fn || !queue) continue;
       const concurrency = mapping.maxConcurrency ?? options.defaultMaxConcurrency ?? 5;
-      const slots = Array.from({ length: concurrency }, () => {
-        const env: LambdaEnvironment = new LambdaEnvironment(fn, {
-          baseEnvironment: {
-            AWS_REGION: emulators.region,
-            AWS_DEFAULT_REGION: emulators.region,
-            AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-            AWS_ENDPOINT_URL: emulators.endpoint,
-            S3_FORCE_PATH_STYLE: 'true',
-            AWS_EC2_METADATA_DISABLED: 'true',
-            TZ: 'UTC',
-          },
-          accessKeyId: (generation) => {
-            const key = `LOCAL${environments.indexOf(env)}G${generation}`;
-            byKey.set(key, env);
-            return key;
-          },
-          output: output(fn),
-        });
-        environments.push(env);
-        return env;
-      });
+      const slots = Array.from({ length: concurrency }, () => newEnvironment(fn));
       const poller = new SqsPoller({
         sqs: clients.sqs,
         queueUrl: queue.url,
@@ -217,16 +242,22 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           { timeoutMs, what: 'the queues to drain', intervalMs: 50 },
         );
       },
-      stop: async () => {
-        await Promise.all([...pollers.values()].map((p) => p.stop()));
-        await Promise.all(environments.map((e) => e.dispose()));
-        await emulators.stop();
+      invoke: async (name, event) => {
+        const fn = stack.functions.find((f) => f.logicalId === name || f.name === name);
+        if (!fn) throw new Error(`no function ${name} in ${stack.stackName}`);
+        const env = idleDirect.get(fn.logicalId)?.pop() ?? newEnvironment(fn);
+        try {
+          return await env.invoke(event);
+        } finally {
+          const idle = idleDirect.get(fn.logicalId) ?? [];
+          idle.push(env);
+          idleDirect.set(fn.logicalId, idle);
+        }
       },
+      stop: shutdown,
     };
   } catch (error) {
-    await Promise.all([...pollers.values()].map((p) => p.stop()));
-    await Promise.all(environments.map((e) => e.dispose()));
-    await emulators.stop();
+    await shutdown();
     throw error;
   }
 };

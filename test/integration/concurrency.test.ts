@@ -6,6 +6,9 @@ import { publishHour } from '../../shared/aggregator.ts';
 import { loadAggregateConfig } from '../../shared/config.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { clientConfig, createPipeline } from '../support/pipeline.ts';
+import { useRuntimePipelines } from '../support/runtime-pipeline.ts';
+
+const throughRuntime = useRuntimePipelines();
 
 const batchWith = (batchId: string, amount: string, orderId = '9001') =>
   JSON.stringify({
@@ -23,7 +26,10 @@ const batchWith = (batchId: string, amount: string, orderId = '9001') =>
     ],
   });
 
-describe('concurrent and conflicting deliveries', () => {
+describe.each([
+  ['invoked directly', createPipeline],
+  ['invoked through the local runtime', throughRuntime],
+])('concurrent and conflicting deliveries, %s', (_, createPipeline) => {
   it('applies a batch once when two invocations deliver it at the same time', async () => {
     const p = await createPipeline();
     for (const body of seedBatches()) {
@@ -86,7 +92,9 @@ describe('concurrent and conflicting deliveries', () => {
     });
     expect(reject?.detail).toMatch(/digest/);
   });
+});
 
+describe('transient failures', () => {
   it.each([
     ['throttling on an order write', 'PutItem:order', 'throttle'],
     ['throttling on the ledger claim', 'PutItem:batch', 'throttle'],

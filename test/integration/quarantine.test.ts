@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { seedBatches } from '../support/fixtures.ts';
 import { createPipeline } from '../support/pipeline.ts';
+import { useRuntimePipelines } from '../support/runtime-pipeline.ts';
+
+const throughRuntime = useRuntimePipelines();
 
 const good = (batchId: string) =>
   JSON.stringify({
@@ -36,7 +39,10 @@ const withEvent = (change: Record<string, unknown>) =>
     ],
   });
 
-describe('invalid input', () => {
+describe.each([
+  ['invoked directly', createPipeline],
+  ['invoked through the local runtime', throughRuntime],
+])('invalid input, %s', (_, createPipeline) => {
   it.each([
     ['a body that is not JSON', '{"batchId": "x", ', 'invalid-json'],
     ['an empty body', '', 'invalid-json'],

@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { createPipeline } from '../support/pipeline.ts';
+import { useRuntimePipelines } from '../support/runtime-pipeline.ts';
 
-describe('the reference stream', () => {
+const throughRuntime = useRuntimePipelines();
+
+describe.each([
+  ['invoked directly', createPipeline],
+  ['invoked through the local runtime', throughRuntime],
+])('the reference stream, %s', (_, createPipeline) => {
   it('ends with the expected orders and hourly aggregates when each batch is delivered once', async () => {
     const p = await createPipeline();
     await p.deliverUntilDone(seedBatches());

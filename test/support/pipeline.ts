@@ -5,12 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import {
-  CreateBucketCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
   ChangeMessageVisibilityBatchCommand,
   CreateQueueCommand,
@@ -88,6 +83,87 @@ export const createTable = async (dynamo: DynamoDBClient, name: string) => {
   );
 };
 
+/** Delivers each body until it succeeds (SQS redelivering a failed message), up to `attempts`. */
+export const redeliverUntilDone =
+  (ingest: (deliveries: readonly Delivery[]) => Promise<SQSBatchResponse>) =>
+  async (bodies: readonly string[], attempts = 6) => {
+    for (const body of bodies) {
+      const messageId = randomUUID();
+      for (let attempt = 1; ; attempt++) {
+        const res = await ingest([{ body, messageId, receiveCount: attempt }]);
+        if (res.batchItemFailures.length === 0) break;
+        if (attempt >= attempts)
+          throw new Error(`message still failing after ${attempts} deliveries`);
+      }
+    }
+  };
+
+/** The SQS records of a set of deliveries, as the event source mapping would build them. */
+export const recordsOf = (deliveries: readonly Delivery[], queueArn: string) =>
+  deliveries.map((d) =>
+    toSqsRecord(
+      {
+        MessageId: d.messageId ?? randomUUID(),
+        ReceiptHandle: randomUUID(),
+        Body: d.body,
+        Attributes: {
+          ApproximateReceiveCount: String(d.receiveCount ?? 1),
+          SentTimestamp: String(Date.now()),
+        },
+      },
+      queueArn,
+      LOCAL_REGION,
+    ),
+  );
+
+/** Reading what a pipeline left behind: orders, hour objects, rejects, raw table items. */
+export const stateViews = (admin: AwsClients, tableName: string, bucketName: string) => {
+  const orders = (): Promise<OrderView[]> =>
+    new DynamoOrderStore(admin.dynamo, tableName).listOrders();
+
+  const listKeys = (prefix: string): Promise<string[]> =>
+    new S3Store(admin.s3, bucketName).listKeys(prefix);
+
+  const readJson = async (key: string): Promise<unknown> => {
+    const out = await admin.s3.send(new GetObjectCommand({ Bucket: bucketName, Key: key }));
+    return JSON.parse((await out.Body?.transformToString()) ?? 'null');
+  };
+
+  /** The published hour objects, as stored (with revision and computedAt). */
+  const hourObjects = async () =>
+    Promise.all(
+      (await listKeys(AGGREGATE_PREFIX)).map(async (key) => ({
+        key,
+        body: (await readJson(key)) as HourView & { revision: number },
+      })),
+    );
+
+  /** The published hours in the shape of expected-hourly.json. */
+  const hourly = async (): Promise<HourView[]> =>
+    (await hourObjects())
+      .map(({ body: { hour, events, byStatus } }) => ({ hour, events, byStatus }))
+      .sort((a, b) => (a.hour < b.hour ? -1 : 1));
+
+  const rejects = async () =>
+    Promise.all(
+      (await listKeys(REJECT_PREFIX)).map(
+        async (key) => (await readJson(key)) as Record<string, string>,
+      ),
+    );
+
+  /** Every item in the table (to prove that nothing changed). */
+  const tableItems = async () => {
+    const out = await admin.dynamo.send(
+      new ScanCommand({ TableName: tableName, ConsistentRead: true }),
+    );
+    return (out.Items ?? []).sort((a, b) =>
+      `${a.pk?.S}${a.sk?.S}`.localeCompare(`${b.pk?.S}${b.sk?.S}`),
+    );
+  };
+
+  return { orders, hourly, hourObjects, rejects, listKeys, tableItems };
+};
+
 export const createPipeline = async (options: PipelineOptions = {}) => {
   const admin = createAdminClients();
   const tableName = uniqueName('orders');
@@ -128,21 +204,7 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
 
   /** Invokes the ingest function once with these messages as one SQS batch. */
   const ingest = async (deliveries: readonly Delivery[]): Promise<SQSBatchResponse> => {
-    const records = deliveries.map((d) =>
-      toSqsRecord(
-        {
-          MessageId: d.messageId ?? randomUUID(),
-          ReceiptHandle: randomUUID(),
-          Body: d.body,
-          Attributes: {
-            ApproximateReceiveCount: String(d.receiveCount ?? 1),
-            SentTimestamp: String(Date.now()),
-          },
-        },
-        'arn:aws:sqs:us-east-1:000000000000:orders',
-        LOCAL_REGION,
-      ),
-    );
+    const records = recordsOf(deliveries, 'arn:aws:sqs:us-east-1:000000000000:orders');
     try {
       return await ingestHandler(toSqsEvent(records), lambdaContext('ingest-orders', 30_000));
     } catch {
@@ -151,18 +213,7 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
     }
   };
 
-  /** Delivers each body until it succeeds (SQS redelivering a failed message), up to `attempts`. */
-  const deliverUntilDone = async (bodies: readonly string[], attempts = 6) => {
-    for (const body of bodies) {
-      const messageId = randomUUID();
-      for (let attempt = 1; ; attempt++) {
-        const res = await ingest([{ body, messageId, receiveCount: attempt }]);
-        if (res.batchItemFailures.length === 0) break;
-        if (attempt >= attempts)
-          throw new Error(`message still failing after ${attempts} deliveries`);
-      }
-    }
-  };
+  const deliverUntilDone = redeliverUntilDone(ingest);
 
   const aggregateQueueArn = async () =>
     (
@@ -251,62 +302,7 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
     );
   };
 
-  const orders = (): Promise<OrderView[]> =>
-    new DynamoOrderStore(admin.dynamo, tableName).listOrders();
-
-  const listKeys = async (prefix: string): Promise<string[]> => {
-    const keys: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await admin.s3.send(
-        new ListObjectsV2Command({
-          Bucket: bucketName,
-          Prefix: prefix,
-          ...(token ? { ContinuationToken: token } : {}),
-        }),
-      );
-      keys.push(...(page.Contents ?? []).map((c) => c.Key ?? ''));
-      token = page.NextContinuationToken;
-    } while (token);
-    return keys.sort();
-  };
-
-  const readJson = async (key: string): Promise<unknown> => {
-    const out = await admin.s3.send(new GetObjectCommand({ Bucket: bucketName, Key: key }));
-    return JSON.parse((await out.Body?.transformToString()) ?? 'null');
-  };
-
-  /** The published hour objects, as stored (with revision and computedAt). */
-  const hourObjects = async () =>
-    Promise.all(
-      (await listKeys(AGGREGATE_PREFIX)).map(async (key) => ({
-        key,
-        body: (await readJson(key)) as HourView & { revision: number },
-      })),
-    );
-
-  /** The published hours in the shape of expected-hourly.json. */
-  const hourly = async (): Promise<HourView[]> =>
-    (await hourObjects())
-      .map(({ body: { hour, events, byStatus } }) => ({ hour, events, byStatus }))
-      .sort((a, b) => (a.hour < b.hour ? -1 : 1));
-
-  const rejects = async () =>
-    Promise.all(
-      (await listKeys(REJECT_PREFIX)).map(
-        async (key) => (await readJson(key)) as Record<string, string>,
-      ),
-    );
-
-  /** Every item in the table (to prove that nothing changed). */
-  const tableItems = async () => {
-    const out = await admin.dynamo.send(
-      new ScanCommand({ TableName: tableName, ConsistentRead: true }),
-    );
-    return (out.Items ?? []).sort((a, b) =>
-      `${a.pk?.S}${a.sk?.S}`.localeCompare(`${b.pk?.S}${b.sk?.S}`),
-    );
-  };
+  const views = stateViews(admin, tableName, bucketName);
 
   return {
     env,
@@ -322,12 +318,7 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
     ingest,
     deliverUntilDone,
     drainAggregates,
-    orders,
-    hourly,
-    hourObjects,
-    rejects,
-    listKeys,
-    tableItems,
+    ...views,
     setClock: (clock: () => number) => {
       now = clock;
     },

@@ -1,0 +1,85 @@
+/**
+ * The same pipeline interface as createPipeline, but through the local runtime: the bundled code
+ * from a cloud assembly, in Lambda-like environments, configured from the template, with the
+ * aggregate function fed by its event source mapping. Each pipeline is a fresh copy of the stack
+ * on emulators shared by the test file.
+ */
+import type { SQSBatchResponse } from 'aws-lambda';
+import { afterAll, beforeAll, onTestFinished } from 'vitest';
+import { type Emulators, startEmulators } from '../../local/emulators.ts';
+import { startLocalRuntime } from '../../local/runtime.ts';
+import { toSqsEvent } from '../../local/sqs-event.ts';
+import { failedIdsOf } from '../../local/sqs-poller.ts';
+import { synthAssembly } from './assembly.ts';
+import {
+  type Delivery,
+  recordsOf,
+  redeliverUntilDone,
+  stateViews,
+  uniqueName,
+} from './pipeline.ts';
+
+export const useRuntimePipelines = () => {
+  let emulators: Emulators | undefined;
+  let assembly: ReturnType<typeof synthAssembly> | undefined;
+  beforeAll(async () => {
+    assembly = synthAssembly();
+    emulators = await startEmulators();
+  });
+  afterAll(async () => {
+    await emulators?.stop();
+    assembly?.remove();
+  });
+
+  return async () => {
+    if (!emulators || !assembly)
+      throw new Error('useRuntimePipelines() must be called at the top of the test file');
+    const runtime = await startLocalRuntime({
+      assemblyDir: assembly.assemblyDir,
+      stackName: assembly.stackName,
+      localStackName: uniqueName('rt'),
+      emulators,
+      retryDelaySeconds: 1,
+    });
+    onTestFinished(() => runtime.stop());
+    const { outputs } = runtime.stack;
+    const ingestFunction = runtime.stack.functions.find(
+      (f) => f.environment.AGGREGATE_QUEUE_URL !== undefined,
+    );
+    const ordersQueue = runtime.stack.queues.find((q) => q.url === outputs.OrdersQueueUrl);
+    if (
+      !ingestFunction ||
+      !ordersQueue ||
+      !outputs.TableName ||
+      !outputs.BucketName ||
+      !outputs.AggregateQueueUrl
+    ) {
+      throw new Error('the stack lacks the ingest function or its outputs');
+    }
+
+    /** One invocation of the deployed ingest code, answered as the event source mapping reads it. */
+    const ingest = async (deliveries: readonly Delivery[]): Promise<SQSBatchResponse> => {
+      const records = recordsOf(deliveries, ordersQueue.arn);
+      const ids = records.map((r) => r.messageId);
+      try {
+        const response = await runtime.invoke(ingestFunction.logicalId, toSqsEvent(records));
+        return {
+          batchItemFailures: failedIdsOf(response, ids).ids.map((itemIdentifier) => ({
+            itemIdentifier,
+          })),
+        };
+      } catch {
+        return { batchItemFailures: ids.map((itemIdentifier) => ({ itemIdentifier })) };
+      }
+    };
+
+    return {
+      ...stateViews(runtime.clients, outputs.TableName, outputs.BucketName),
+      admin: runtime.clients,
+      aggregateQueueUrl: outputs.AggregateQueueUrl,
+      ingest,
+      deliverUntilDone: redeliverUntilDone(ingest),
+      drainAggregates: () => runtime.drain({ timeoutMs: 30_000 }),
+    };
+  };
+};
