@@ -3,7 +3,7 @@
  * table and bucket provisioned from the template, and a poller per event source mapping that
  * invokes the bundled handler code in Lambda-like environments.
  */
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -87,14 +87,17 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       ...(options.warn ? { warn: options.warn } : {}),
     }));
   const runtimeId = Math.random().toString(36).slice(2, 8).toUpperCase();
+
+  const pollers = new Map<string, SqsPoller>();
+  const logFiles = new Map<string, WriteStream>();
+  const environments: LambdaEnvironment[] = [];
   const shutdown = async () => {
     await Promise.all([...pollers.values()].map((p) => p.stop()));
     await Promise.all(environments.map((e) => e.dispose()));
+    for (const file of logFiles.values()) file.end();
     if (ownsEmulators) await emulators.stop();
     else emulators.setHooks(undefined);
   };
-  const pollers = new Map<string, SqsPoller>();
-  const environments: LambdaEnvironment[] = [];
   try {
     const clients = adminClients(emulators.endpoint, emulators.region);
     const stack = await provisionStack(
@@ -114,12 +117,19 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     const rules: { rule: CrashRule; fired: number }[] = [];
     if (options.logDir) mkdirSync(options.logDir, { recursive: true });
 
+    // One log file per function, started afresh with each run (the emulators' state is new too).
     const output = (fn: LocalFunction) => (stream: Readable) => {
-      if (!options.logDir) {
+      const dir = options.logDir;
+      if (!dir) {
         stream.resume();
         return;
       }
-      stream.pipe(createWriteStream(join(options.logDir, `${fn.name}.log`), { flags: 'a' }));
+      let file = logFiles.get(fn.name);
+      if (!file) {
+        file = createWriteStream(join(dir, `${fn.name}.log`), { flags: 'w' });
+        logFiles.set(fn.name, file);
+      }
+      stream.pipe(file, { end: false });
     };
 
     const fire = async (phase: 'before' | 'after', call: EdgeCall): Promise<boolean> => {

@@ -1,0 +1,207 @@
+/**
+ * A reproducible synthetic order stream (NDJSON, one SQS body per line) for demos, tests,
+ * benchmarks and chaos runs: orders go through a realistic lifecycle inside the window, and a
+ * seed fixes everything, including which batches are duplicated, late or invalid.
+ */
+import { uniformInt } from 'pure-rand/distribution/uniformInt';
+import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+
+export interface GenerateOptions {
+  readonly orders: number;
+  readonly hours: number;
+  readonly seed: number;
+  /** Window start, a whole UTC hour. Default 2026-10-01T00:00:00Z. */
+  readonly start?: string;
+  /** Events per batch. Default 50. */
+  readonly batchSize?: number;
+  /** Share of batches sent twice (same id, same content). */
+  readonly duplicateRate?: number;
+  /** Share of events that arrive some batches after newer ones. */
+  readonly lateRate?: number;
+  /** Share of extra lines that are invalid bodies. */
+  readonly invalidRate?: number;
+}
+
+export interface GeneratedEvent {
+  readonly eventId: string;
+  readonly orderId: string;
+  readonly customerId: string;
+  readonly status: string;
+  readonly amount: string;
+  readonly currency: string;
+  readonly eventTime: string;
+}
+
+export interface GeneratedStream {
+  /** One SQS message body per line, in sending order. */
+  readonly lines: string[];
+  /** The distinct valid batches (what must be applied exactly once). */
+  readonly batches: { batchId: string; events: GeneratedEvent[] }[];
+  readonly stats: {
+    batches: number;
+    events: number;
+    duplicates: number;
+    late: number;
+    invalid: number;
+  };
+}
+
+const MINUTE = 60_000;
+const CURRENCIES = ['USD', 'EUR', 'GBP'];
+
+const INVALID_KINDS = [
+  (id: string) => `{"batchId":"${id}","events":[`,
+  (id: string) => JSON.stringify({ batchId: id, events: [] }),
+  (id: string) =>
+    JSON.stringify({
+      events: [
+        {
+          eventId: `${id}-e`,
+          orderId: 'x',
+          customerId: 'x',
+          status: 'placed',
+          amount: '1.00',
+          currency: 'USD',
+          eventTime: '2026-10-01T00:00:00Z',
+        },
+      ],
+    }),
+  (id: string) =>
+    JSON.stringify({
+      batchId: id,
+      events: [
+        {
+          eventId: `${id}-e`,
+          orderId: 'x',
+          customerId: 'x',
+          status: 'placed',
+          amount: '-1.00',
+          currency: 'USD',
+          eventTime: '2026-10-01T00:00:00Z',
+        },
+      ],
+    }),
+  (id: string) =>
+    JSON.stringify({
+      batchId: id,
+      events: [
+        {
+          eventId: `${id}-e`,
+          orderId: 'x',
+          customerId: 'x',
+          status: 'placed',
+          amount: '1.00',
+          currency: 'USD',
+          eventTime: '2026-10-01T00:00:00',
+        },
+      ],
+    }),
+  (id: string) => {
+    const e = {
+      eventId: `${id}-e`,
+      orderId: 'x',
+      customerId: 'x',
+      status: 'placed',
+      amount: '1.00',
+      currency: 'USD',
+      eventTime: '2026-10-01T00:00:00Z',
+    };
+    return JSON.stringify({ batchId: id, events: [e, e] });
+  },
+];
+
+export const generateStream = (options: GenerateOptions): GeneratedStream => {
+  const rng = xoroshiro128plus(options.seed);
+  const int = (min: number, max: number) => uniformInt(rng, min, max);
+  const chance = (rate: number) => rate > 0 && int(0, 999_999) < rate * 1_000_000;
+  const start = Date.parse(options.start ?? '2026-10-01T00:00:00Z');
+  const end = start + options.hours * 60 * MINUTE;
+  const batchSize = options.batchSize ?? 50;
+  const customers = Math.max(1, Math.ceil(options.orders / 3));
+  const pad = (n: number, width: number) => n.toString().padStart(width, '0');
+  const width = String(options.orders).length;
+
+  const events: (GeneratedEvent & { t: number })[] = [];
+  for (let o = 1; o <= options.orders; o++) {
+    const orderId = `o-${pad(o, width)}`;
+    const customerId = `c-${pad(int(1, customers), width)}`;
+    const currency = CURRENCIES[int(0, CURRENCIES.length - 1)] ?? 'USD';
+    const cents = int(100, 50_000);
+    const amount = `${Math.floor(cents / 100)}.${pad(cents % 100, 2)}`;
+    let t = start + int(0, options.hours * 60 - 1) * MINUTE + int(0, 59) * 1000;
+    const lifecycle: string[] = ['placed'];
+    if (chance(0.1)) lifecycle.push('cancelled');
+    else if (chance(0.9)) {
+      lifecycle.push('paid');
+      if (chance(0.85)) {
+        lifecycle.push('shipped');
+        if (chance(0.9)) {
+          lifecycle.push('delivered');
+          if (chance(0.05)) lifecycle.push('refunded');
+        }
+      }
+    }
+    for (const [step, status] of lifecycle.entries()) {
+      if (step > 0) t += int(1, step === 3 ? 600 : 120) * MINUTE;
+      if (t >= end) break;
+      events.push({
+        eventId: `${orderId}-${status}`,
+        orderId,
+        customerId,
+        status,
+        amount,
+        currency,
+        eventTime: new Date(t).toISOString().replace('.000Z', 'Z'),
+        t,
+      });
+    }
+  }
+  events.sort((a, b) => a.t - b.t || (a.eventId < b.eventId ? -1 : 1));
+
+  // Late arrivals: an event is sent one to five batches after its neighbours.
+  let late = 0;
+  const arrival = events.map((e, i) => {
+    const delay = chance(options.lateRate ?? 0) ? int(1, 5) * batchSize : 0;
+    if (delay) late++;
+    return { e, at: i + delay + 0.5 * (delay ? 1 : 0) };
+  });
+  arrival.sort((a, b) => a.at - b.at);
+
+  const batches: GeneratedStream['batches'] = [];
+  for (let i = 0; i < arrival.length; i += batchSize) {
+    batches.push({
+      batchId: `gen-s${options.seed}-${pad(batches.length + 1, 6)}`,
+      events: arrival.slice(i, i + batchSize).map(({ e: { t: _, ...event } }) => event),
+    });
+  }
+
+  const lines: string[] = [];
+  const pending: { due: number; line: string }[] = [];
+  let duplicates = 0;
+  let invalid = 0;
+  for (const batch of batches) {
+    const line = JSON.stringify({
+      batchId: batch.batchId,
+      source: 'onceflow-generate',
+      events: batch.events,
+    });
+    lines.push(line);
+    if (chance(options.duplicateRate ?? 0)) {
+      duplicates++;
+      pending.push({ due: lines.length + int(0, 3), line });
+    }
+    if (chance(options.invalidRate ?? 0)) {
+      invalid++;
+      const kind = INVALID_KINDS[int(0, INVALID_KINDS.length - 1)];
+      lines.push(kind ? kind(`gen-s${options.seed}-bad-${pad(invalid, 6)}`) : '');
+    }
+    for (const p of pending.filter((p) => p.due <= lines.length)) lines.push(p.line);
+    pending.splice(0, pending.length, ...pending.filter((p) => p.due > lines.length));
+  }
+  for (const p of pending) lines.push(p.line);
+  return {
+    lines,
+    batches,
+    stats: { batches: batches.length, events: events.length, duplicates, late, invalid },
+  };
+};

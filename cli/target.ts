@@ -1,0 +1,133 @@
+/**
+ * Where the CLI works: the running local stack, LocalStack or AWS. One code path: the stack's
+ * resources always come from CloudFormation's DescribeStacks (the local edge answers it too);
+ * only the endpoint and the stack name differ.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
+import type { AwsClients } from '../adapters/clients.ts';
+
+export const DEFAULT_LOCAL_STATE = join(import.meta.dirname, '..', '.onceflow', 'local.json');
+
+/** An error the CLI prints as one line (no stack trace unless --verbose). */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+}
+
+export type TargetKind = 'local' | 'localstack' | 'aws';
+
+export interface TargetOptions {
+  readonly target: TargetKind;
+  readonly endpoint?: string;
+  readonly stackName?: string;
+  readonly region?: string;
+  /** Where `npm start -- --keep` wrote the local endpoints. */
+  readonly localState?: string;
+}
+
+export interface Target {
+  readonly kind: TargetKind;
+  readonly endpoint: string | undefined;
+  readonly region: string;
+  readonly stackName: string;
+  readonly clients: AwsClients;
+  readonly outputs: Readonly<Record<string, string>>;
+  /** A required stack output, or a clear error naming it. */
+  output(name: string): string;
+}
+
+const LocalStateSchema = v.object({
+  endpoint: v.string(),
+  region: v.string(),
+  stackName: v.string(),
+  credentials: v.object({ accessKeyId: v.string(), secretAccessKey: v.string() }),
+  pid: v.number(),
+});
+
+const running = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export const resolveTarget = async (options: TargetOptions): Promise<Target> => {
+  let endpoint = options.endpoint;
+  let stackName = options.stackName ?? 'onceflow-dev';
+  let region =
+    options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
+  let credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  if (options.target === 'local') {
+    const file = options.localState ?? DEFAULT_LOCAL_STATE;
+    if (!existsSync(file)) {
+      throw new CliError(
+        `no running local stack (${file} not found): start one with \`npm start -- --keep\` or \`npx onceflow local up\``,
+      );
+    }
+    const state = v.safeParse(LocalStateSchema, JSON.parse(readFileSync(file, 'utf8')));
+    if (!state.success)
+      throw new CliError(
+        `${file} is not a local stack description; restart \`npm start -- --keep\``,
+      );
+    if (!running(state.output.pid))
+      throw new CliError(
+        `the local stack recorded in ${file} is no longer running (pid ${state.output.pid}); start it again`,
+      );
+    endpoint ??= state.output.endpoint;
+    stackName = options.stackName ?? state.output.stackName;
+    region = state.output.region;
+    credentials = state.output.credentials;
+  } else if (options.target === 'localstack') {
+    endpoint ??= process.env.LOCALSTACK_ENDPOINT ?? 'http://localhost:4566';
+    credentials = {
+      accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'test',
+      secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'test',
+    };
+  }
+  const config = {
+    region,
+    ...(endpoint ? { endpoint } : {}),
+    ...(credentials ? { credentials } : {}),
+  };
+  let outputs: Record<string, string>;
+  try {
+    const described = await new CloudFormationClient(config).send(
+      new DescribeStacksCommand({ StackName: stackName }),
+    );
+    outputs = Object.fromEntries(
+      (described.Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']),
+    );
+  } catch (error) {
+    const message = (error as Error).message;
+    if (/does not exist/.test(message))
+      throw new CliError(`unknown stack ${stackName} on ${endpoint ?? `AWS (${region})`}`);
+    throw new CliError(
+      `could not reach ${endpoint ?? `AWS (${region})`} to describe ${stackName}: ${message}`,
+    );
+  }
+  const clients: AwsClients = {
+    dynamo: new DynamoDBClient(config),
+    s3: new S3Client({ ...config, forcePathStyle: options.target !== 'aws' }),
+    sqs: new SQSClient(config),
+  };
+  return {
+    kind: options.target,
+    endpoint,
+    region,
+    stackName,
+    clients,
+    outputs,
+    output: (name) => {
+      const value = outputs[name];
+      if (!value) throw new CliError(`stack ${stackName} has no output ${name}`);
+      return value;
+    },
+  };
+};

@@ -1,0 +1,352 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Emulators, LOCAL_CREDENTIALS, startEmulators } from '../../local/emulators.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { hourObjectKey } from '../../shared/keys.ts';
+import { synthAssembly } from '../support/assembly.ts';
+import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
+import { stateViews, uniqueName } from '../support/pipeline.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const SEED = join(ROOT, 'test', 'fixtures', 'seed-orders', 'batches.ndjson');
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const onceflow = (args: string[], env: Record<string, string> = {}): Promise<Result> =>
+  new Promise((resolve) => {
+    const child = spawn(join(ROOT, 'node_modules', '.bin', 'node'), ['cli/onceflow.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+
+let emulators: Emulators;
+let assembly: ReturnType<typeof synthAssembly>;
+const dir = mkdtempSync(join(tmpdir(), 'onceflow-cli-'));
+
+beforeAll(async () => {
+  assembly = synthAssembly();
+  emulators = await startEmulators();
+});
+afterAll(async () => {
+  await emulators?.stop();
+  assembly?.remove();
+});
+
+/** A fresh copy of the stack on the shared emulators, and a CLI bound to it as `--target local`. */
+const stack = async () => {
+  const runtime: LocalRuntime = await startLocalRuntime({
+    assemblyDir: assembly.assemblyDir,
+    stackName: assembly.stackName,
+    localStackName: uniqueName('cli'),
+    emulators,
+    retryDelaySeconds: 1,
+  });
+  const state = join(dir, `${runtime.stack.stackName}.json`);
+  writeFileSync(
+    state,
+    JSON.stringify({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      stackName: runtime.stack.stackName,
+      credentials: LOCAL_CREDENTIALS,
+      pid: process.pid,
+    }),
+  );
+  const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
+  const { outputs } = runtime.stack;
+  const views = stateViews(runtime.clients, outputs.TableName ?? '', outputs.BucketName ?? '');
+  return { runtime, cli, outputs, views, [Symbol.asyncDispose]: () => runtime.stop() };
+};
+
+const essence = (hours: { hour: string; events: number; byStatus: unknown }[]) =>
+  hours.map(({ hour, events, byStatus }) => ({ hour, events, byStatus }));
+
+describe('onceflow against the local stack', () => {
+  it('applies the reference stream with send and drain, and reads it back with orders and aggregates', async () => {
+    await using s = await stack();
+    const sent = await s.cli('send', SEED);
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toContain('sent 4 messages');
+    expect((await s.cli('drain', '--timeout', '30')).code).toBe(0);
+    const orders = await s.cli('orders', '--json');
+    expect(JSON.parse(orders.stdout)).toEqual(expectedOrders());
+    const aggregates = await s.cli('aggregates', '--json');
+    expect(essence(JSON.parse(aggregates.stdout))).toEqual(expectedHourly());
+    const window = await s.cli(
+      'aggregates',
+      '--json',
+      '--from',
+      '2026-10-01T10:00:00Z',
+      '--to',
+      '2026-10-01T12:00:00Z',
+    );
+    expect(JSON.parse(window.stdout).map((h: { hour: string }) => h.hour)).toEqual([
+      '2026-10-01T10:00:00Z',
+      '2026-10-01T11:00:00Z',
+    ]);
+    const chart = await s.cli('aggregates', '--chart');
+    expect(chart.stdout).toMatch(/2026-10-01 09h │█+ 4/);
+    const table = await s.cli('orders');
+    expect(table.stdout).toMatch(/1001\s+│ C01\s+│ paid/);
+    expect((await s.cli('verify')).stdout).toContain('4 hours checked, 0 differences');
+  });
+
+  it('changes nothing when the whole archive is replayed', async () => {
+    await using s = await stack();
+    await s.cli('send', SEED);
+    await s.cli('drain');
+    const before = { items: await s.views.tableItems(), hours: essence(await s.views.hourly()) };
+    const replayed = await s.cli('replay', 'archive', '--from', '2026-09-30', '--to', '2026-10-03');
+    expect(replayed.stdout).toContain('re-sent 4 archived batches');
+    expect((await s.cli('drain')).code).toBe(0);
+    expect({ items: await s.views.tableItems(), hours: essence(await s.views.hourly()) }).toEqual(
+      before,
+    );
+    const status = await s.cli('status', '--json');
+    expect(JSON.parse(status.stdout).ledger).toEqual({ applied: 4, pending: 0 });
+  });
+
+  it('empties a DLQ with replay dlq and converges to the expected state', async () => {
+    await using s = await stack();
+    await s.runtime.clients.sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: s.outputs.OrdersDlqUrl,
+        Entries: seedBatches().map((MessageBody, i) => ({ Id: String(i), MessageBody })),
+      }),
+    );
+    const status = JSON.parse((await s.cli('status', '--json')).stdout) as {
+      queues: { name: string; visible: number }[];
+    };
+    expect(status.queues.find((q) => q.name === 'orders DLQ')?.visible).toBe(4);
+    const replayed = await s.cli('replay', 'dlq', '--queue', 'orders');
+    expect(replayed.code).toBe(0);
+    expect(replayed.stdout).toContain('moved 4 messages back to the orders queue');
+    await s.cli('drain');
+    expect(await s.views.orders()).toEqual(expectedOrders());
+    expect(essence(await s.views.hourly())).toEqual(expectedHourly());
+    const after = JSON.parse((await s.cli('status', '--json')).stdout) as {
+      queues: { name: string; visible: number }[];
+    };
+    expect(after.queues.every((q) => q.visible === 0)).toBe(true);
+  });
+
+  it('reconciles an interval: deletes an orphan hour object inside it, keeps one outside it, and plans first with --dry-run', async () => {
+    await using s = await stack();
+    await s.cli('send', SEED);
+    await s.cli('drain');
+    const orphan = (hour: string) =>
+      s.runtime.clients.s3.send(
+        new PutObjectCommand({
+          Bucket: s.outputs.BucketName,
+          Key: hourObjectKey(hour),
+          Body: JSON.stringify({ hour, events: 1, byStatus: {}, revision: 1 }),
+        }),
+      );
+    await orphan('2026-10-01T15:00:00Z');
+    await orphan('2026-10-02T15:00:00Z');
+    // A missing object inside the interval, too.
+    await s.runtime.clients.s3.send(
+      new DeleteObjectCommand({
+        Bucket: s.outputs.BucketName,
+        Key: hourObjectKey('2026-10-01T11:00:00Z'),
+      }),
+    );
+
+    const verified = await s.cli('verify');
+    expect(verified.code).toBe(1);
+    expect(verified.stdout).toContain('2026-10-01T11:00:00Z  missing-object');
+    expect(verified.stdout).toContain('2026-10-01T15:00:00Z  orphan-object');
+    expect(verified.stdout).toContain('2026-10-02T15:00:00Z  orphan-object');
+
+    const plan = await s.cli(
+      'reconcile',
+      '--from',
+      '2026-10-01',
+      '--to',
+      '2026-10-02',
+      '--dry-run',
+    );
+    expect(plan.stdout).toMatch(/2026-10-01T11:00:00Z │ write/);
+    expect(plan.stdout).toMatch(/2026-10-01T15:00:00Z │ delete/);
+    expect(plan.stdout).toContain('would write 1, would delete 1, unchanged 3');
+    expect((await s.cli('verify')).code).toBe(1);
+
+    const done = await s.cli('reconcile', '--from', '2026-10-01', '--to', '2026-10-02');
+    expect(done.stdout).toContain('wrote 1, deleted 1, unchanged 3');
+    const hours = (await s.views.hourly()).map((h) => h.hour);
+    expect(hours).toEqual([...expectedHourly().map((h) => h.hour), '2026-10-02T15:00:00Z']);
+    const inside = await s.cli('verify', '--from', '2026-10-01', '--to', '2026-10-02');
+    expect(inside.code).toBe(0);
+  });
+
+  it('lists quarantined messages with their reasons and counts them in status', async () => {
+    await using s = await stack();
+    const file = join(dir, 'bad.ndjson');
+    writeFileSync(
+      file,
+      ['{"batchId":', JSON.stringify({ batchId: 'x', events: [] }), ...seedBatches()].join('\n'),
+    );
+    await s.cli('send', file);
+    await s.cli('drain');
+    const rejects = JSON.parse((await s.cli('rejects', '--json')).stdout) as {
+      reason: string;
+      detail: string;
+    }[];
+    expect(rejects.map((r) => r.reason).sort()).toEqual(['invalid-json', 'schema-violation']);
+    expect((await s.cli('rejects')).stdout).toContain('2 quarantined');
+    const status = await s.cli('status');
+    expect(status.stdout).toMatch(
+      /ledger: 4 batches applied, 0 pending; duplicates recognised: \S+; conflicts: 0; rejects: 2/,
+    );
+  });
+});
+
+describe('onceflow generate', () => {
+  const generate = (...args: string[]) => onceflow(['generate', ...args]);
+
+  it('prints the same stream for the same seed and another for another seed', async () => {
+    const a = await generate(
+      '--orders',
+      '200',
+      '--hours',
+      '6',
+      '--seed',
+      '3',
+      '--duplicate-rate',
+      '0.3',
+      '--late-rate',
+      '0.1',
+      '--invalid-rate',
+      '0.2',
+      '--batch-size',
+      '20',
+    );
+    const b = await generate(
+      '--orders',
+      '200',
+      '--hours',
+      '6',
+      '--seed',
+      '3',
+      '--duplicate-rate',
+      '0.3',
+      '--late-rate',
+      '0.1',
+      '--invalid-rate',
+      '0.2',
+      '--batch-size',
+      '20',
+    );
+    const c = await generate(
+      '--orders',
+      '200',
+      '--hours',
+      '6',
+      '--seed',
+      '4',
+      '--duplicate-rate',
+      '0.3',
+      '--late-rate',
+      '0.1',
+      '--invalid-rate',
+      '0.2',
+      '--batch-size',
+      '20',
+    );
+    expect(a.code).toBe(0);
+    expect(a.stdout).toBe(b.stdout);
+    expect(a.stdout).not.toBe(c.stdout);
+    const lines = a.stdout.trim().split('\n');
+    const ids = lines.flatMap((l) => {
+      try {
+        return [(JSON.parse(l) as { batchId?: string }).batchId ?? ''];
+      } catch {
+        return ['(invalid)'];
+      }
+    });
+    expect(
+      new Set(ids.filter((id) => id.includes('-bad-') || id === '(invalid)' || id === '')).size,
+    ).toBeGreaterThan(0);
+    expect(ids.length).toBeGreaterThan(new Set(ids).size); // duplicates
+    expect(a.stderr).toMatch(
+      /\d+ batches, \d+ events; \d+ duplicated, \d+ late events, \d+ invalid bodies/,
+    );
+  });
+});
+
+describe('onceflow errors and help', () => {
+  it('says clearly that no local stack runs, without a stack trace', async () => {
+    const r = await onceflow(['--local-state', join(dir, 'missing.json'), 'status']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^onceflow: no running local stack .*npm start -- --keep/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('rejects a bad interval and an unreachable or unknown stack', async () => {
+    const interval = await onceflow(['reconcile', '--from', '2026-10-02', '--to', '2026-10-01']);
+    expect(interval.code).toBe(1);
+    expect(interval.stderr).toContain('--from 2026-10-02 must be before --to 2026-10-01');
+    const unreachable = await onceflow([
+      '--target',
+      'localstack',
+      '--endpoint',
+      'http://127.0.0.1:9',
+      'status',
+    ]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toMatch(/could not reach http:\/\/127\.0\.0\.1:9/);
+    await using s = await stack();
+    const unknown = await onceflow([
+      '--target',
+      'localstack',
+      '--endpoint',
+      s.runtime.endpoint,
+      '--stack-name',
+      'no-such-stack',
+      'status',
+    ]);
+    expect(unknown.stderr).toContain('onceflow: unknown stack no-such-stack');
+  });
+
+  it('prints an example in the help of every command', async () => {
+    const commands = [
+      ['send'],
+      ['generate'],
+      ['drain'],
+      ['orders'],
+      ['aggregates'],
+      ['rejects'],
+      ['replay', 'dlq'],
+      ['replay', 'archive'],
+      ['reconcile'],
+      ['verify'],
+      ['status'],
+      ['local', 'up'],
+    ];
+    for (const command of commands) {
+      const r = await onceflow([...command, '--help']);
+      expect(r.code, command.join(' ')).toBe(0);
+      expect(r.stdout, command.join(' ')).toMatch(/Example:\n\s+npx onceflow /);
+    }
+  });
+});
