@@ -6,14 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import {
-  ChangeMessageVisibilityBatchCommand,
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { inject } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
@@ -22,10 +15,10 @@ import { S3Store } from '../../adapters/s3.ts';
 import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
 import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../../functions/ingest-orders.ts';
+import { driveQueue } from '../../local/drive.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { FaultInjector } from '../../local/faults.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
-import { waitFor } from '../../local/net.ts';
 import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
 import type { IngestPorts } from '../../shared/ingest.ts';
@@ -225,81 +218,17 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
       )
     ).Attributes?.QueueArn ?? '';
 
-  /**
-   * Runs the aggregate function over the aggregate queue until it is empty with nothing in
-   * flight, as the event source mapping would (failed messages come back at once here).
-   */
+  /** Runs the aggregate function over the aggregate queue until it is empty with nothing in flight. */
   const drainAggregates = async (options: { batchSize?: number; timeoutMs?: number } = {}) => {
-    const arn = await aggregateQueueArn();
-    await waitFor(
-      async () => {
-        const received = await admin.sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: aggregateQueueUrl,
-            MaxNumberOfMessages: options.batchSize ?? 10,
-            MessageSystemAttributeNames: ['All'],
-            WaitTimeSeconds: 0,
-          }),
-        );
-        const messages = received.Messages ?? [];
-        if (messages.length === 0) {
-          const attrs = await admin.sqs.send(
-            new GetQueueAttributesCommand({
-              QueueUrl: aggregateQueueUrl,
-              AttributeNames: [
-                'ApproximateNumberOfMessages',
-                'ApproximateNumberOfMessagesNotVisible',
-              ],
-            }),
-          );
-          return (
-            attrs.Attributes?.ApproximateNumberOfMessages === '0' &&
-            attrs.Attributes?.ApproximateNumberOfMessagesNotVisible === '0'
-          );
-        }
-        let failed = new Set<string>();
-        try {
-          const res = await aggregateHandler(
-            toSqsEvent(messages.map((m) => toSqsRecord(m, arn, LOCAL_REGION))),
-            lambdaContext('aggregate-hours', 30_000),
-          );
-          failed = new Set(res.batchItemFailures.map((f) => f.itemIdentifier));
-        } catch {
-          failed = new Set(messages.map((m) => m.MessageId ?? ''));
-        }
-        const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
-        const retry = messages.filter((m) => failed.has(m.MessageId ?? ''));
-        if (done.length) {
-          await admin.sqs.send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: aggregateQueueUrl,
-              Entries: done.map((m, i) => ({
-                Id: String(i),
-                ReceiptHandle: m.ReceiptHandle ?? '',
-              })),
-            }),
-          );
-        }
-        if (retry.length) {
-          await admin.sqs.send(
-            new ChangeMessageVisibilityBatchCommand({
-              QueueUrl: aggregateQueueUrl,
-              Entries: retry.map((m, i) => ({
-                Id: String(i),
-                ReceiptHandle: m.ReceiptHandle ?? '',
-                VisibilityTimeout: 0,
-              })),
-            }),
-          );
-        }
-        return false;
-      },
-      {
-        timeoutMs: options.timeoutMs ?? 30_000,
-        what: 'the aggregate queue to drain',
-        intervalMs: 1,
-      },
-    );
+    await driveQueue({
+      sqs: admin.sqs,
+      queueUrl: aggregateQueueUrl,
+      queueArn: await aggregateQueueArn(),
+      region: LOCAL_REGION,
+      handler: aggregateHandler,
+      functionName: 'aggregate-hours',
+      ...options,
+    });
   };
 
   const views = stateViews(admin, tableName, bucketName);

@@ -1,0 +1,109 @@
+/**
+ * Counts DynamoDB requests and capacity units per AWS's billing rules, from an SDK middleware.
+ * DynamoDB Local reports consumed capacity for successful calls, but 1 unit per transactional
+ * item where AWS bills 2, and nothing for failed conditional writes (which AWS still bills):
+ * those two are corrected here.
+ */
+import type { AttributeValue, ConsumedCapacity } from '@aws-sdk/client-dynamodb';
+import type { InitializeHandlerOptions, InitializeMiddleware, MetadataBearer } from '@smithy/types';
+
+type Item = Record<string, AttributeValue>;
+type AnyClient = {
+  middlewareStack: {
+    add(
+      mw: InitializeMiddleware<object, MetadataBearer>,
+      options: InitializeHandlerOptions & { name: string; override?: boolean },
+    ): void;
+  };
+};
+
+const WRITES = new Set([
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'BatchWriteItem',
+  'TransactWriteItems',
+]);
+const METERED = new Set([
+  ...WRITES,
+  'GetItem',
+  'Query',
+  'Scan',
+  'BatchGetItem',
+  'TransactGetItems',
+]);
+
+/** An item's size as DynamoDB counts it: attribute names plus values. */
+export const itemBytes = (item: Item | undefined): number => {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(item ?? {})) {
+    bytes += Buffer.byteLength(name);
+    if (value.S !== undefined) bytes += Buffer.byteLength(value.S);
+    else if (value.N !== undefined) bytes += Math.ceil(value.N.replace(/^-/, '').length / 2) + 1;
+    else if (value.NS) bytes += value.NS.reduce((s, n) => s + Math.ceil(n.length / 2) + 1, 0);
+    else if (value.SS) bytes += value.SS.reduce((s, t) => s + Buffer.byteLength(t), 0);
+    else bytes += Buffer.byteLength(JSON.stringify(value));
+  }
+  return bytes;
+};
+
+const unitsFor = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
+
+export class CapacityMeter {
+  requests = 0;
+  writeUnits = 0;
+  readUnits = 0;
+  /** Requests by operation, e.g. { PutItem: 120, TransactWriteItems: 40 }. */
+  readonly byOperation = new Map<string, number>();
+
+  reset(): void {
+    this.requests = 0;
+    this.writeUnits = 0;
+    this.readUnits = 0;
+    this.byOperation.clear();
+  }
+
+  snapshot() {
+    return { requests: this.requests, writeUnits: this.writeUnits, readUnits: this.readUnits };
+  }
+
+  attach<T extends AnyClient>(client: T): T {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const operation = (context.commandName ?? '').replace(/Command$/, '');
+        if (!METERED.has(operation)) return next(args);
+        const input = args.input as Record<string, unknown>;
+        input.ReturnConsumedCapacity = 'TOTAL';
+        this.requests++;
+        this.byOperation.set(operation, (this.byOperation.get(operation) ?? 0) + 1);
+        try {
+          const result = await next(args);
+          const output = result.output as {
+            ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[];
+          };
+          const consumed = [output.ConsumedCapacity ?? []]
+            .flat()
+            .reduce((s, c) => s + (c.CapacityUnits ?? 0), 0);
+          if (operation === 'TransactWriteItems') {
+            // AWS bills two units per item (per KB); DynamoDB Local reports one.
+            const items = (input.TransactItems as unknown[]).length;
+            this.writeUnits += Math.max(consumed, items) * 2;
+          } else if (WRITES.has(operation)) this.writeUnits += consumed || 1;
+          else this.readUnits += consumed;
+          return result;
+        } catch (error) {
+          const name = (error as Error).name;
+          if (name === 'ConditionalCheckFailedException') {
+            // A failed condition still bills the write it would have made.
+            this.writeUnits += unitsFor(itemBytes((input.Item ?? input.Key) as Item));
+          } else if (name === 'TransactionCanceledException') {
+            this.writeUnits += 2 * (input.TransactItems as unknown[]).length;
+          }
+          throw error;
+        }
+      },
+      { step: 'initialize', name: 'capacityMeter', override: true },
+    );
+    return client;
+  }
+}
