@@ -11,6 +11,8 @@ import Table from 'cli-table3';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DynamoOrderStore } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
+import { startEmulators } from '../local/emulators.ts';
+import { type ChaosSummary, CRASH_POINTS, formatSummary, runChaos, runSchedule } from './chaos.ts';
 import { drainQueues } from './drain.ts';
 import { generateStream } from './generate.ts';
 import {
@@ -422,6 +424,77 @@ program
       );
       return 0;
     }),
+  );
+
+program
+  .command('chaos')
+  .description(
+    'randomized fault schedules that check exactly-once against a reference model (embedded emulators)',
+  )
+  .option('--schedules <n>', 'schedules to run', number('a count', 1), 100)
+  .option(
+    '--seed <n>',
+    'run seed (each schedule gets its own seed from it)',
+    number('a seed', 0),
+    1,
+  )
+  .option('--schedule-seed <n>', 'rerun one schedule by its seed', number('a seed', 0))
+  .option('--orders <n>', 'orders per schedule', number('a count', 1), 12)
+  .option('--json', 'print the summary as JSON')
+  .addHelpText(
+    'after',
+    '\nExample:\n  npx onceflow chaos --schedules 500 --seed 7\n  npx onceflow chaos --schedule-seed 1063355',
+  )
+  .action(
+    run(
+      async (o: {
+        schedules: number;
+        seed: number;
+        scheduleSeed?: number;
+        orders: number;
+        json?: boolean;
+      }) => {
+        process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+        process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+        const emulators = await startEmulators();
+        try {
+          let summary: ChaosSummary;
+          if (o.scheduleSeed !== undefined) {
+            const r = await runSchedule(emulators.endpoint, o.scheduleSeed, o.orders);
+            summary = {
+              schedules: 1,
+              events: r.events,
+              lost: r.lost,
+              doubleCounted: r.doubleCounted,
+              staleOverwrites: r.staleOverwrites,
+              mismatches: r.mismatches,
+              crashPoints: { covered: new Set(r.crashPoints).size, total: CRASH_POINTS.length },
+              failures: r.diff ? [{ seed: r.seed, diff: r.diff }] : [],
+            };
+          } else {
+            const bar = progress('schedules');
+            summary = await runChaos({
+              endpoint: emulators.endpoint,
+              schedules: o.schedules,
+              seed: o.seed,
+              orders: o.orders,
+              onSchedule: (r, i) => {
+                if (r.diff) console.log(`schedule seed ${r.seed}: ${r.diff}`);
+                bar.update(i + 1, o.schedules);
+              },
+            });
+            bar.stop();
+          }
+          if (o.json) json(summary);
+          else console.log(formatSummary(summary));
+          const uncovered =
+            o.scheduleSeed === undefined && summary.crashPoints.covered < summary.crashPoints.total;
+          return summary.mismatches > 0 || uncovered ? 1 : 0;
+        } finally {
+          await emulators.stop();
+        }
+      },
+    ),
   );
 
 program

@@ -57,6 +57,7 @@ export const createAggregateHandler = (
     .use(logMetrics(metrics))
     .handler((event, context) => {
       const { ports, quarantine } = resolve();
+      metrics.addMetric('RecordsReceived', MetricUnit.Count, event.Records.length);
       const inFlight = new Map<string, Promise<PublishOutcome>>();
       const recordHandler = async (record: SQSRecord): Promise<void> => {
         const parsed = parseHourMessage(record.body);

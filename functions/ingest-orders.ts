@@ -68,6 +68,7 @@ export const createIngestHandler = (
     .use(logMetrics(metrics))
     .handler((event, context) => {
       resolve(); // a configuration error fails the invocation itself, naming the variable
+      metrics.addMetric('RecordsReceived', MetricUnit.Count, event.Records.length);
       // A processor per invocation: it holds per-batch state.
       return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
         context,

@@ -1,0 +1,455 @@
+/**
+ * The three ways to apply the same order batches that the benchmark compares, each behind the
+ * same SQS-shaped handler and measured with the same meter:
+ *  - onceflow: the real ingest and aggregate handlers;
+ *  - naive: one unconditional PutItem per event and counters with plain ADD;
+ *  - powertools: the same naive writes made idempotent per SQS message with Powertools'
+ *    idempotency utility and its DynamoDB persistence layer, as its documentation shows.
+ */
+import { randomUUID } from 'node:crypto';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
+import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import {
+  CreateTableCommand,
+  DynamoDBClient,
+  PutItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { AwsClients } from '../adapters/clients.ts';
+import { DynamoOrderStore } from '../adapters/dynamo.ts';
+import { S3Store } from '../adapters/s3.ts';
+import { aggregatorPorts, ingestPorts, ingestSettings } from '../adapters/wiring.ts';
+import type { GeneratedEvent } from '../cli/generate.ts';
+import { createAggregateHandler } from '../functions/aggregate-hours.ts';
+import { createIngestHandler } from '../functions/ingest-orders.ts';
+import { driveQueue } from '../local/drive.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators.ts';
+import { FaultInjector } from '../local/faults.ts';
+import { lambdaContext } from '../local/lambda-context.ts';
+import { toSqsEvent, toSqsRecord } from '../local/sqs-event.ts';
+import { failedIdsOf } from '../local/sqs-poller.ts';
+import { mapLimit } from '../shared/concurrency.ts';
+import { loadAggregateConfig, loadIngestConfig } from '../shared/config.ts';
+import { CapacityMeter } from './meter.ts';
+import type { ModelHour } from './model.ts';
+
+export interface Message {
+  readonly messageId: string;
+  readonly batchId: string;
+  readonly body: string;
+  /** Messages of a later wave are sent after every earlier one was processed. Default 0. */
+  readonly wave?: number;
+}
+
+export interface PassOptions {
+  /** Batches whose first processing crashes right after the business writes. */
+  readonly crashBatches?: ReadonlySet<string>;
+}
+
+export interface PassState {
+  readonly orders: {
+    orderId: string;
+    customerId: string;
+    status: string;
+    amount: string;
+    currency: string;
+    eventTime: string;
+  }[];
+  readonly hourly: ModelHour[];
+}
+
+export interface PassMeasure {
+  readonly writeUnits: number;
+  readonly readUnits: number;
+  readonly requests: number;
+  readonly ingestMs: number;
+  readonly s3Requests: number;
+  readonly hoursWritten: number;
+  readonly invocations: number;
+}
+
+export interface Approach {
+  readonly name: string;
+  runPass(
+    messages: readonly Message[],
+    options: PassOptions,
+  ): Promise<{ measure: PassMeasure; state: PassState }>;
+}
+
+const config = (endpoint: string) => ({
+  endpoint,
+  region: LOCAL_REGION,
+  credentials: LOCAL_CREDENTIALS,
+});
+const unique = (prefix: string) =>
+  `${prefix}-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
+const QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:orders';
+
+const createTable = async (
+  dynamo: DynamoDBClient,
+  name: string,
+  hash = 'pk',
+  range: string | null = 'sk',
+) => {
+  await dynamo.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: hash, AttributeType: 'S' },
+        ...(range ? [{ AttributeName: range, AttributeType: 'S' as const }] : []),
+      ],
+      KeySchema: [
+        { AttributeName: hash, KeyType: 'HASH' },
+        ...(range ? [{ AttributeName: range, KeyType: 'RANGE' as const }] : []),
+      ],
+    }),
+  );
+};
+
+/**
+ * Delivers messages in SQS batches of ten; a failed message is delivered again (same message
+ * id, as a redelivery) after the others, until it succeeds.
+ */
+const deliver = async (
+  messages: readonly Message[],
+  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>,
+  contextFor: () => Context,
+  beforeRetry?: () => Promise<void>,
+) => {
+  let invocations = 0;
+  const waves = [...new Set(messages.map((m) => m.wave ?? 0))].sort((a, b) => a - b);
+  for (const wave of waves) {
+    const queue = messages
+      .filter((m) => (m.wave ?? 0) === wave)
+      .map((m) => ({ ...m, receiveCount: 1 }));
+    while (queue.length) {
+      const batch = queue.splice(0, 10);
+      const records = batch.map((m) =>
+        toSqsRecord(
+          {
+            MessageId: m.messageId,
+            ReceiptHandle: randomUUID(),
+            Body: m.body,
+            Attributes: {
+              ApproximateReceiveCount: String(m.receiveCount),
+              SentTimestamp: String(Date.now()),
+            },
+          },
+          QUEUE_ARN,
+          LOCAL_REGION,
+        ),
+      );
+      invocations++;
+      let failed: string[];
+      try {
+        failed = failedIdsOf(
+          await handler(toSqsEvent(records), contextFor()),
+          records.map((r) => r.messageId),
+        ).ids;
+      } catch {
+        failed = records.map((r) => r.messageId);
+      }
+      if (failed.length && beforeRetry) await beforeRetry();
+      for (const m of batch.filter((b) => failed.includes(b.messageId))) {
+        if (m.receiveCount > 10) throw new Error(`message ${m.messageId} kept failing`);
+        queue.push({ ...m, receiveCount: m.receiveCount + 1 });
+      }
+    }
+  }
+  return invocations;
+};
+
+// ---------------------------------------------------------------- onceflow
+
+export const onceflowApproach = (endpoint: string): Approach => ({
+  name: 'onceflow',
+  async runPass(messages, options) {
+    const admin = {
+      dynamo: new DynamoDBClient(config(endpoint)),
+      s3: new S3Client({ ...config(endpoint), forcePathStyle: true }),
+      sqs: new SQSClient(config(endpoint)),
+    };
+    const table = unique('bench-onceflow');
+    const bucket = unique('bench-onceflow').toLowerCase();
+    await createTable(admin.dynamo, table);
+    await admin.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    const queueUrl =
+      (await admin.sqs.send(new CreateQueueCommand({ QueueName: unique('bench-aggregate') })))
+        .QueueUrl ?? '';
+    const queueArn =
+      (
+        await admin.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+        )
+      ).Attributes?.QueueArn ?? '';
+    const env = {
+      AWS_REGION: LOCAL_REGION,
+      AWS_ENDPOINT_URL: endpoint,
+      S3_FORCE_PATH_STYLE: 'true',
+      TABLE_NAME: table,
+      BUCKET_NAME: bucket,
+      AGGREGATE_QUEUE_URL: queueUrl,
+    };
+    const meter = new CapacityMeter();
+    const faults = new FaultInjector();
+    const clients: AwsClients = {
+      dynamo: faults.attach(meter.attach(new DynamoDBClient(config(endpoint)))),
+      s3: faults.attach(new S3Client({ ...config(endpoint), forcePathStyle: true })),
+      sqs: new SQSClient(config(endpoint)),
+    };
+    for (const batchId of options.crashBatches ?? []) {
+      faults.add({
+        site: 'TransactWriteItems',
+        kind: 'crash-after',
+        when: (input) => JSON.stringify(input).includes(`"BATCH#${batchId}"`),
+      });
+    }
+    const ingestConfig = loadIngestConfig(env);
+    const ingest = createIngestHandler({
+      ports: ingestPorts(ingestConfig, clients),
+      settings: ingestSettings(ingestConfig),
+    });
+    const started = performance.now();
+    const ingestInvocations = await deliver(messages, ingest, () =>
+      lambdaContext('ingest-orders', 30_000),
+    );
+    const ingestMs = performance.now() - started;
+    const s3Before = [...faults.calls.entries()]
+      .filter(([site]) => site.includes(':aggregates'))
+      .reduce((s, [, n]) => s + n, 0);
+    const aggregate = createAggregateHandler({
+      ports: aggregatorPorts(loadAggregateConfig(env), clients),
+      quarantine: new S3Store(clients.s3, bucket),
+    });
+    const { invocations } = await driveQueue({
+      sqs: admin.sqs,
+      queueUrl,
+      queueArn,
+      region: LOCAL_REGION,
+      handler: aggregate,
+    });
+    const s3Requests =
+      [...faults.calls.entries()]
+        .filter(([site]) => site.includes(':aggregates'))
+        .reduce((s, [, n]) => s + n, 0) - s3Before;
+    const hourly = await new S3Store(admin.s3, bucket).listAggregates();
+    return {
+      measure: {
+        ...meter.snapshot(),
+        ingestMs,
+        s3Requests,
+        hoursWritten: faults.calls.get('PutObject:aggregates') ?? 0,
+        invocations: ingestInvocations + invocations,
+      },
+      state: {
+        orders: await new DynamoOrderStore(admin.dynamo, table).listOrders(),
+        hourly: hourly.map(({ hour, events, byStatus }) => ({ hour, events, byStatus })),
+      },
+    };
+  },
+});
+
+// ---------------------------------------------------------------- the naive writes, shared by both baselines
+
+interface Batch {
+  readonly batchId: string;
+  readonly events: readonly GeneratedEvent[];
+}
+
+const hourOf = (time: string) => `${new Date(Date.parse(time)).toISOString().slice(0, 13)}:00:00Z`;
+const cents = (amount: string) => {
+  const [w = '0', f = ''] = amount.split('.');
+  return BigInt(w) * 100n + BigInt(f.padEnd(2, '0'));
+};
+
+/** One unconditional PutItem per event (last writer wins), then one plain ADD per counter cell. */
+const naiveWrites = async (dynamo: DynamoDBClient, table: string, batch: Batch) => {
+  // As many writes in flight as onceflow allows itself, so throughput compares fairly.
+  await mapLimit(batch.events, 16, (e) =>
+    dynamo.send(
+      new PutItemCommand({
+        TableName: table,
+        Item: {
+          pk: { S: `ORDER#${e.orderId}` },
+          sk: { S: 'STATE' },
+          orderId: { S: e.orderId },
+          customerId: { S: e.customerId },
+          status: { S: e.status },
+          amount: { S: e.amount },
+          currency: { S: e.currency },
+          eventTime: { S: e.eventTime },
+        },
+      }),
+    ),
+  );
+  const cells = new Map<string, { hour: string; key: string; n: number; minor: bigint }>();
+  for (const e of batch.events) {
+    const hour = hourOf(e.eventTime);
+    const key = `${e.status}#${e.currency}`;
+    const cell = cells.get(`${hour}|${key}`) ?? { hour, key, n: 0, minor: 0n };
+    cell.n++;
+    cell.minor += cents(e.amount);
+    cells.set(`${hour}|${key}`, cell);
+  }
+  await mapLimit([...cells.values()], 16, (cell) =>
+    dynamo.send(
+      new UpdateItemCommand({
+        TableName: table,
+        Key: { pk: { S: `CELL#${cell.hour}` }, sk: { S: cell.key } },
+        UpdateExpression: 'ADD n :n, a :a',
+        ExpressionAttributeValues: {
+          ':n': { N: String(cell.n) },
+          ':a': { N: cell.minor.toString() },
+        },
+      }),
+    ),
+  );
+};
+
+/** Reads the naive layout back into the model's shape. */
+const naiveState = async (dynamo: DynamoDBClient, table: string): Promise<PassState> => {
+  const items: Record<string, { S?: string; N?: string }>[] = [];
+  let startKey: Record<string, never> | undefined;
+  do {
+    const page = await dynamo.send(
+      new ScanCommand({ TableName: table, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }),
+    );
+    items.push(...((page.Items ?? []) as typeof items));
+    startKey = page.LastEvaluatedKey as typeof startKey;
+  } while (startKey);
+  const orders = items
+    .filter((i) => i.pk?.S?.startsWith('ORDER#'))
+    .map((i) => ({
+      orderId: i.orderId?.S ?? '',
+      customerId: i.customerId?.S ?? '',
+      status: i.status?.S ?? '',
+      amount: i.amount?.S ?? '',
+      currency: i.currency?.S ?? '',
+      eventTime: i.eventTime?.S ?? '',
+    }))
+    .sort((a, b) => (a.orderId < b.orderId ? -1 : 1));
+  const hours = new Map<string, ModelHour>();
+  for (const i of items
+    .filter((x) => x.pk?.S?.startsWith('CELL#'))
+    .sort((a, b) => `${a.pk?.S}${a.sk?.S}`.localeCompare(`${b.pk?.S}${b.sk?.S}`))) {
+    const hour = (i.pk?.S ?? '').slice(5);
+    const [status = '', currency = ''] = (i.sk?.S ?? '').split('#');
+    const h = hours.get(hour) ?? { hour, events: 0, byStatus: {} };
+    const n = Number(i.n?.N ?? 0);
+    const minor = BigInt(i.a?.N ?? 0);
+    const s = h.byStatus[status] ?? { events: 0, amounts: {} };
+    s.events += n;
+    s.amounts[currency] = `${minor / 100n}.${(minor % 100n).toString().padStart(2, '0')}`;
+    h.byStatus[status] = s;
+    hours.set(hour, { ...h, events: h.events + n });
+  }
+  return { orders, hourly: [...hours.values()].sort((a, b) => (a.hour < b.hour ? -1 : 1)) };
+};
+
+const parseBatch = (body: string): Batch => {
+  const value: unknown = JSON.parse(body);
+  if (typeof value !== 'object' || value === null || !('batchId' in value) || !('events' in value))
+    throw new Error('not a batch');
+  return value as Batch;
+};
+
+export class InjectedCrash extends Error {
+  override readonly name = 'InjectedCrash';
+}
+
+export const naiveApproach = (endpoint: string): Approach => ({
+  name: 'naive',
+  async runPass(messages, options) {
+    const table = unique('bench-naive');
+    await createTable(new DynamoDBClient(config(endpoint)), table);
+    const meter = new CapacityMeter();
+    const dynamo = meter.attach(new DynamoDBClient(config(endpoint)));
+    const crashed = new Set<string>();
+    const recordHandler = async (record: SQSRecord) => {
+      const batch = parseBatch(record.body);
+      await naiveWrites(dynamo, table, batch);
+      if (options.crashBatches?.has(batch.batchId) && !crashed.has(batch.batchId)) {
+        crashed.add(batch.batchId);
+        throw new InjectedCrash(`crash after the writes of ${batch.batchId}`);
+      }
+    };
+    const handler = (event: SQSEvent, context: Context) =>
+      processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), { context });
+    const started = performance.now();
+    const invocations = await deliver(messages, handler, () => lambdaContext('naive', 30_000));
+    const ingestMs = performance.now() - started;
+    return {
+      measure: { ...meter.snapshot(), ingestMs, s3Requests: 0, hoursWritten: 0, invocations },
+      state: await naiveState(new DynamoDBClient(config(endpoint)), table),
+    };
+  },
+});
+
+export const powertoolsApproach = (endpoint: string): Approach => ({
+  name: 'powertools',
+  async runPass(messages, options) {
+    const table = unique('bench-powertools');
+    const idempotencyTable = unique('bench-idempotency');
+    const admin = new DynamoDBClient(config(endpoint));
+    await createTable(admin, table);
+    await createTable(admin, idempotencyTable, 'id', null);
+    const meter = new CapacityMeter();
+    const faults = new FaultInjector();
+    const dynamo = faults.attach(meter.attach(new DynamoDBClient(config(endpoint))));
+    // A crash between the business writes and Powertools' completion update: the update never happens.
+    for (const batchId of options.crashBatches ?? []) {
+      faults.add({
+        site: 'UpdateItem',
+        kind: 'crash-before',
+        when: (input) => {
+          const i = input as {
+            TableName?: string;
+            ExpressionAttributeValues?: Record<string, { S?: string }>;
+          };
+          return (
+            i.TableName === idempotencyTable &&
+            JSON.stringify(i.ExpressionAttributeValues ?? {}).includes(batchId)
+          );
+        },
+      });
+    }
+    const persistenceStore = new DynamoDBPersistenceLayer({
+      tableName: idempotencyTable,
+      awsSdkV3Client: dynamo,
+    });
+    // Keyed per SQS message, as the documentation shows for SQS batches.
+    const idempotency = new IdempotencyConfig({ eventKeyJmesPath: 'messageId' });
+    const processRecord = makeIdempotent(
+      async (record: SQSRecord) => {
+        await naiveWrites(dynamo, table, parseBatch(record.body));
+        return parseBatch(record.body).batchId;
+      },
+      { persistenceStore, config: idempotency },
+    );
+    const handler = (event: SQSEvent, context: Context) => {
+      idempotency.registerLambdaContext(context);
+      return processPartialResponse(event, processRecord, new BatchProcessor(EventType.SQS), {
+        context,
+      });
+    };
+    const started = performance.now();
+    // A short remaining time lets an in-progress record of a crashed attempt expire before the redelivery.
+    const invocations = await deliver(
+      messages,
+      handler,
+      () => lambdaContext('powertools', 50),
+      () => new Promise((r) => setTimeout(r, 120)),
+    );
+    const ingestMs = performance.now() - started;
+    return {
+      measure: { ...meter.snapshot(), ingestMs, s3Requests: 0, hoursWritten: 0, invocations },
+      state: await naiveState(admin, table),
+    };
+  },
+});

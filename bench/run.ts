@@ -1,0 +1,207 @@
+/**
+ * `npm run bench -- [--events N] [--batch-size n]`: cost per event and throughput of onceflow
+ * against a naive writer and Powertools idempotency, on DynamoDB Local, with the same workload,
+ * plus bundle sizes and init times. Prints a table; writes bench/results.json.
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus, platform, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import Table from 'cli-table3';
+import { Command } from 'commander';
+import { startEmulators } from '../local/emulators.ts';
+import { assemblyIsFresh, synthesize } from '../local/synth.ts';
+import {
+  type Approach,
+  naiveApproach,
+  onceflowApproach,
+  type PassState,
+  powertoolsApproach,
+} from './approaches.ts';
+import { measureFunctions } from './functions.ts';
+import { referenceModel } from './model.ts';
+import { buildWorkload } from './workload.ts';
+
+// The handlers log and emit metrics through Powertools: quiet here, the figures are the output.
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+
+const program = new Command('npm run bench --')
+  .option('--events <n>', 'events in the workload', Number, 20_000)
+  .option('--batch-size <n>', 'events per batch', Number, 50)
+  .option('--seed <n>', 'workload seed', Number, 1)
+  .option('--duplicate-share <r>', 'share of batches delivered twice', Number, 0.2)
+  .option('--crash-share <r>', 'share of batches crashed after their writes', Number, 0.05)
+  .option('--out <file>', 'results file', join(import.meta.dirname, 'results.json'))
+  .parse();
+const o = program.opts<{
+  events: number;
+  batchSize: number;
+  seed: number;
+  duplicateShare: number;
+  crashShare: number;
+  out: string;
+}>();
+
+const workload = buildWorkload({
+  events: o.events,
+  batchSize: o.batchSize,
+  seed: o.seed,
+  duplicateShare: o.duplicateShare,
+  crashShare: o.crashShare,
+});
+const model = referenceModel(workload.batches);
+const expectedEvents = model.hourly.reduce((s, h) => s + h.events, 0);
+console.error(
+  `workload: ${workload.events} events in ${workload.batches.length} batches of ${o.batchSize} over ${workload.hours} hours; ` +
+    `duplicate pass +${workload.duplicated} batches; crash pass ${workload.crashBatches.size} crashes`,
+);
+
+/** How a pass's end state differs from the model: double counts and wrong orders. */
+const compare = (state: PassState) => {
+  const counted = state.hourly.reduce((s, h) => s + h.events, 0);
+  const expectedOrders = new Map(model.orders.map((x) => [x.orderId, JSON.stringify(x)]));
+  const staleOrders = state.orders.filter(
+    (x) => expectedOrders.get(x.orderId) !== JSON.stringify(x),
+  ).length;
+  const exact =
+    JSON.stringify(state.hourly) === JSON.stringify(model.hourly) &&
+    JSON.stringify(state.orders) === JSON.stringify(model.orders);
+  return { exact, doubleCountedEvents: counted - expectedEvents, staleOrders };
+};
+
+const emulators = await startEmulators();
+const results: Record<string, unknown> = {};
+try {
+  const approaches: Approach[] = [
+    onceflowApproach(emulators.endpoint),
+    naiveApproach(emulators.endpoint),
+    powertoolsApproach(emulators.endpoint),
+  ];
+  for (const approach of approaches) {
+    const clean = await approach.runPass(workload.clean, {});
+    console.error(`${approach.name}: clean pass done`);
+    const duplicates = await approach.runPass(workload.duplicates, {});
+    console.error(`${approach.name}: duplicate pass done`);
+    const crash = await approach.runPass(workload.clean, { crashBatches: workload.crashBatches });
+    console.error(`${approach.name}: crash pass done`);
+    const perEvent = (n: number) => Number((n / workload.events).toFixed(4));
+    const passes = { clean, duplicates, crash };
+    const checks = Object.fromEntries(
+      Object.entries(passes).map(([name, p]) => [name, compare(p.state)]),
+    );
+    results[approach.name] = {
+      writeUnitsPerEvent: perEvent(clean.measure.writeUnits),
+      readUnitsPerEvent: perEvent(clean.measure.readUnits),
+      requestsPerEvent: perEvent(clean.measure.requests),
+      eventsPerSecond: Math.round(workload.events / (clean.measure.ingestMs / 1000)),
+      writeUnitsPerRedeliveredBatch: Number(
+        (
+          (duplicates.measure.writeUnits - clean.measure.writeUnits) /
+          Math.max(1, workload.duplicated)
+        ).toFixed(3),
+      ),
+      s3RequestsPerHourWritten: clean.measure.hoursWritten
+        ? Number((clean.measure.s3Requests / clean.measure.hoursWritten).toFixed(2))
+        : null,
+      exact: Object.values(checks).every((c) => c.exact),
+      passes: Object.fromEntries(
+        Object.entries(passes).map(([name, p]) => [
+          name,
+          {
+            ...checks[name],
+            writeUnitsPerEvent: perEvent(p.measure.writeUnits),
+            readUnitsPerEvent: perEvent(p.measure.readUnits),
+            requestsPerEvent: perEvent(p.measure.requests),
+            invocations: p.measure.invocations,
+          },
+        ]),
+      ),
+    };
+  }
+} finally {
+  await emulators.stop();
+}
+
+const project = join(import.meta.dirname, '..');
+const assemblyDir = join(project, 'cdk.out');
+if (!assemblyIsFresh(project, assemblyDir)) await synthesize(project, assemblyDir);
+const functions = measureFunctions(assemblyDir);
+
+const output = {
+  workload: {
+    ...workload.options,
+    events: workload.events,
+    batches: workload.batches.length,
+    hours: workload.hours,
+    duplicatedBatches: workload.duplicated,
+    crashedBatches: workload.crashBatches.size,
+  },
+  approaches: results,
+  functions,
+  machine: {
+    cpu: cpus()[0]?.model,
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    platform: `${platform()} ${release()}`,
+    node: process.version,
+    emulator: 'DynamoDB Local (capacity per AWS billing rules)',
+  },
+  ranAt: new Date().toISOString(),
+};
+writeFileSync(o.out, `${JSON.stringify(output, null, 2)}\n`);
+
+type Row = {
+  writeUnitsPerEvent: number;
+  readUnitsPerEvent: number;
+  requestsPerEvent: number;
+  eventsPerSecond: number;
+  writeUnitsPerRedeliveredBatch: number;
+  exact: boolean;
+  passes: Record<string, { exact: boolean; doubleCountedEvents: number; staleOrders: number }>;
+};
+const rows = results as Record<string, Row>;
+const ratio = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}×` : '—');
+const table = new Table({
+  head: [
+    '',
+    'WCU/event',
+    'RCU/event',
+    'requests/event',
+    'events/s',
+    'WCU/redelivered batch',
+    'exact: clean / duplicates / crash',
+  ],
+  style: { head: [], border: [], compact: true },
+});
+for (const [name, r] of Object.entries(rows)) {
+  const passes = ['clean', 'duplicates', 'crash'].map((p) => {
+    const c = r.passes[p];
+    return c?.exact
+      ? 'yes'
+      : `NO (${c?.doubleCountedEvents ?? 0} double-counted, ${c?.staleOrders ?? 0} stale orders)`;
+  });
+  table.push([
+    name,
+    String(r.writeUnitsPerEvent),
+    String(r.readUnitsPerEvent),
+    String(r.requestsPerEvent),
+    String(r.eventsPerSecond),
+    String(r.writeUnitsPerRedeliveredBatch),
+    passes.join(' / '),
+  ]);
+}
+console.log(table.toString());
+const once = rows.onceflow;
+if (once) {
+  console.log(
+    `onceflow write units per event: ${ratio(once.writeUnitsPerEvent, rows.naive?.writeUnitsPerEvent)} naive, ${ratio(once.writeUnitsPerEvent, rows.powertools?.writeUnitsPerEvent)} Powertools`,
+  );
+}
+const fnTable = new Table({
+  head: ['function', 'bundle', 'init (median)'],
+  style: { head: [], border: [], compact: true },
+});
+for (const [name, f] of Object.entries(functions))
+  fnTable.push([name, `${(f.bundleBytes / 1024).toFixed(1)} KiB`, `${f.initMs} ms`]);
+console.log(fnTable.toString());
+console.log(`results written to ${o.out}`);

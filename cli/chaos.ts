@@ -1,0 +1,512 @@
+/**
+ * Randomized fault schedules that check exactly-once: each schedule generates a stream
+ * (duplicates, late events, invalid bodies, a reused batch id with other content), runs it
+ * through the functions over real queues while faults drawn from its seed fire (crashes before
+ * and after every side-effecting call, throttling, transaction conflicts, concurrent twins of a
+ * delivery, duplicate sends, reordering, a DLQ redrive, an archive replay, a reconcile,
+ * aggregator runs finishing out of order), drains, and compares the end state with a reference
+ * model. All faults come from SDK middleware and the driver; the functions are the real ones.
+ */
+import { randomUUID } from 'node:crypto';
+import { CreateTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ListMessageMoveTasksCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { uniformInt } from 'pure-rand/distribution/uniformInt';
+import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+import type { AwsClients } from '../adapters/clients.ts';
+import { DynamoOrderStore } from '../adapters/dynamo.ts';
+import { S3Store } from '../adapters/s3.ts';
+import { aggregatorPorts, ingestPorts, ingestSettings } from '../adapters/wiring.ts';
+import { referenceModel } from '../bench/model.ts';
+import { createAggregateHandler } from '../functions/aggregate-hours.ts';
+import { createIngestHandler } from '../functions/ingest-orders.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators.ts';
+import { FaultInjector, type FaultKind } from '../local/faults.ts';
+import { lambdaContext } from '../local/lambda-context.ts';
+import { waitFor } from '../local/net.ts';
+import { toSqsEvent, toSqsRecord } from '../local/sqs-event.ts';
+import { failedIdsOf } from '../local/sqs-poller.ts';
+import { planHour, publishHour } from '../shared/aggregator.ts';
+import { loadAggregateConfig, loadIngestConfig } from '../shared/config.ts';
+import { batchDigest } from '../shared/digest.ts';
+import { ledgerKey, RAW_PREFIX } from '../shared/keys.ts';
+import { validateBatch } from '../shared/schema.ts';
+import { queueDepth } from './drain.ts';
+import { type GeneratedEvent, generateStream } from './generate.ts';
+
+/** The call sites whose crash (before or after) must be exercised: 7 sites × 2 = 14 points. */
+export const CRASH_SITES = [
+  'PutItem:batch',
+  'PutObject:raw',
+  'PutItem:order',
+  'TransactWriteItems',
+  'SendMessageBatch',
+  'PutObject:rejects',
+  'PutObject:aggregates',
+] as const;
+export const CRASH_POINTS = CRASH_SITES.flatMap((site) => [
+  `crash-before@${site}`,
+  `crash-after@${site}`,
+]);
+
+export interface ScheduleResult {
+  readonly seed: number;
+  readonly events: number;
+  readonly lost: number;
+  readonly doubleCounted: number;
+  readonly staleOverwrites: number;
+  readonly mismatches: number;
+  readonly crashPoints: readonly string[];
+  readonly diff?: string;
+}
+
+export interface ChaosSummary {
+  readonly schedules: number;
+  readonly events: number;
+  readonly lost: number;
+  readonly doubleCounted: number;
+  readonly staleOverwrites: number;
+  readonly mismatches: number;
+  readonly crashPoints: { covered: number; total: number };
+  readonly failures: { seed: number; diff: string }[];
+}
+
+const MAX_RECEIVES = 4;
+
+/** The seed of schedule `index` of a run: rerun one alone with --schedule-seed. */
+export const scheduleSeed = (runSeed: number, index: number) =>
+  ((runSeed * 1_000_003 + index * 7_919) >>> 0) % 2_147_483_647;
+
+export const runSchedule = async (
+  endpoint: string,
+  seed: number,
+  orderCount: number,
+  mandatoryPoint?: string,
+): Promise<ScheduleResult> => {
+  const rng = xoroshiro128plus(seed);
+  const int = (min: number, max: number) => uniformInt(rng, min, max);
+  const chance = (p: number) => int(0, 9999) < p * 10_000;
+  const config = { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+  const admin = {
+    dynamo: new DynamoDBClient(config),
+    s3: new S3Client({ ...config, forcePathStyle: true }),
+    sqs: new SQSClient(config),
+  };
+  const name = `chaos-${seed}-${randomUUID().slice(0, 8)}`;
+
+  // Resources: the stack's shape, small.
+  await admin.dynamo.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+    }),
+  );
+  await admin.s3.send(new CreateBucketCommand({ Bucket: name }));
+  const queue = async (queueName: string, dlqArn?: string) => {
+    const url =
+      (
+        await admin.sqs.send(
+          new CreateQueueCommand({
+            QueueName: queueName,
+            Attributes: dlqArn
+              ? {
+                  RedrivePolicy: JSON.stringify({
+                    deadLetterTargetArn: dlqArn,
+                    maxReceiveCount: MAX_RECEIVES,
+                  }),
+                }
+              : {},
+          }),
+        )
+      ).QueueUrl ?? '';
+    const arn =
+      (
+        await admin.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+        )
+      ).Attributes?.QueueArn ?? '';
+    return { url, arn };
+  };
+  const ordersDlq = await queue(`${name}-orders-dlq`);
+  const orders = await queue(`${name}-orders`, ordersDlq.arn);
+  const aggregateDlq = await queue(`${name}-aggregate-dlq`);
+  const aggregate = await queue(`${name}-aggregate`, aggregateDlq.arn);
+
+  const env = {
+    AWS_REGION: LOCAL_REGION,
+    AWS_ENDPOINT_URL: endpoint,
+    S3_FORCE_PATH_STYLE: 'true',
+    TABLE_NAME: name,
+    BUCKET_NAME: name,
+    AGGREGATE_QUEUE_URL: aggregate.url,
+  };
+  const faults = new FaultInjector();
+  const clients: AwsClients = {
+    dynamo: faults.attach(new DynamoDBClient(config)),
+    s3: faults.attach(new S3Client({ ...config, forcePathStyle: true })),
+    sqs: faults.attach(new SQSClient(config)),
+  };
+  // Aggregator writes finish in a shuffled order.
+  clients.s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (
+        context.commandName === 'PutObjectCommand' &&
+        String((args.input as { Key?: string }).Key).startsWith('aggregates/') &&
+        chance(0.3)
+      ) {
+        await new Promise((r) => setTimeout(r, int(1, 15)));
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'chaosStall' },
+  );
+
+  // The stream: duplicates, late events, invalid bodies, and one batch id reused with other content.
+  const stream = generateStream({
+    orders: orderCount,
+    hours: int(2, 6),
+    seed,
+    batchSize: int(2, 12),
+    duplicateRate: 0.2,
+    lateRate: 0.15,
+    invalidRate: 0.1,
+  });
+  const victim = stream.batches[int(0, stream.batches.length - 1)];
+  const impostor = victim
+    ? JSON.stringify({
+        batchId: victim.batchId,
+        events: victim.events.map((e, i) => (i === 0 ? { ...e, amount: '999.99' } : e)),
+      })
+    : undefined;
+  const lines = [...stream.lines, ...(impostor ? [impostor] : [])];
+  // Reordering, and duplicate sends (a producer retrying: new message ids).
+  const sends = lines.flatMap((line) => (chance(0.1) ? [line, line] : [line]));
+  for (let i = sends.length - 1; i > 0; i--) {
+    const j = int(0, i);
+    [sends[i], sends[j]] = [sends[j] ?? '', sends[i] ?? ''];
+  }
+
+  // Faults: the mandatory crash point of this schedule, plus a few drawn at random.
+  const pick = <T>(items: readonly T[]) => items[int(0, items.length - 1)] as T;
+  const drawn = [mandatoryPoint ?? pick(CRASH_POINTS)];
+  for (let i = int(0, 3); i > 0; i--) drawn.push(pick(CRASH_POINTS));
+  for (const point of drawn) {
+    const [kind, site] = point.split('@') as [FaultKind, string];
+    faults.add({ site, kind, nth: int(1, 3) });
+  }
+  if (chance(0.5))
+    faults.add({
+      site: pick(['PutItem:order', 'PutItem:batch']),
+      kind: 'throttle',
+      nth: int(1, 4),
+    });
+  if (chance(0.5))
+    faults.add({ site: 'TransactWriteItems', kind: 'transaction-conflict', nth: int(1, 4) });
+  // One batch keeps failing until it lands in the DLQ; it is redriven mid-run.
+  const poisoned = chance(0.5)
+    ? stream.batches[int(0, stream.batches.length - 1)]?.batchId
+    : undefined;
+  if (poisoned)
+    faults.add({
+      site: 'PutItem:batch',
+      kind: 'crash-before',
+      times: MAX_RECEIVES,
+      when: (input) => JSON.stringify(input).includes(`"BATCH#${poisoned}"`),
+    });
+
+  const ingestConfig = loadIngestConfig(env);
+  const ingest = createIngestHandler({
+    ports: ingestPorts(ingestConfig, clients),
+    settings: ingestSettings(ingestConfig),
+  });
+  const aggregatorHandler = createAggregateHandler({
+    ports: aggregatorPorts(loadAggregateConfig(env), clients),
+    quarantine: new S3Store(clients.s3, name),
+  });
+
+  const send = async (bodies: readonly string[]) => {
+    for (let i = 0; i < bodies.length; i += 10) {
+      await admin.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: orders.url,
+          Entries: bodies
+            .slice(i, i + 10)
+            .map((MessageBody, j) => ({ Id: String(j), MessageBody })),
+        }),
+      );
+    }
+  };
+
+  /** The event source mapping, with two concurrent pollers; sometimes a batch runs twice at once. */
+  const drive = async (
+    q: { url: string; arn: string },
+    handler: (e: SQSEvent, c: ReturnType<typeof lambdaContext>) => Promise<SQSBatchResponse>,
+  ) => {
+    const worker = async () => {
+      for (;;) {
+        const messages: Message[] =
+          (
+            await admin.sqs.send(
+              new ReceiveMessageCommand({
+                QueueUrl: q.url,
+                MaxNumberOfMessages: int(1, 10),
+                MessageSystemAttributeNames: ['All'],
+                WaitTimeSeconds: 0,
+              }),
+            )
+          ).Messages ?? [];
+        if (messages.length === 0) {
+          const d = await queueDepth(admin.sqs, q.url);
+          if (d.visible + d.inFlight === 0) return;
+          await new Promise((r) => setTimeout(r, 5));
+          continue;
+        }
+        const event = toSqsEvent(messages.map((m) => toSqsRecord(m, q.arn, LOCAL_REGION)));
+        const invoke = () => handler(event, lambdaContext('chaos', 30_000)).catch(() => undefined);
+        // A handler outliving the visibility timeout: the same messages run twice concurrently.
+        const [response] = await Promise.all(chance(0.1) ? [invoke(), invoke()] : [invoke()]);
+        const ids = messages.map((m) => m.MessageId ?? '');
+        const failed = response === undefined ? ids : failedIdsOf(response, ids).ids;
+        const done = messages.filter((m) => !failed.includes(m.MessageId ?? ''));
+        const retry = messages.filter((m) => failed.includes(m.MessageId ?? ''));
+        if (done.length)
+          await admin.sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: q.url,
+              Entries: done.map((m, i) => ({
+                Id: String(i),
+                ReceiptHandle: m.ReceiptHandle ?? '',
+              })),
+            }),
+          );
+        if (retry.length) {
+          await admin.sqs.send(
+            new ChangeMessageVisibilityBatchCommand({
+              QueueUrl: q.url,
+              Entries: retry.map((m, i) => ({
+                Id: String(i),
+                ReceiptHandle: m.ReceiptHandle ?? '',
+                VisibilityTimeout: 0,
+              })),
+            }),
+          );
+        }
+      }
+    };
+    await Promise.all([worker(), worker()]);
+  };
+  const redrive = async (dlq: { url: string; arn: string }, source: { arn: string }) => {
+    const d = await queueDepth(admin.sqs, dlq.url);
+    if (d.visible === 0) return;
+    await admin.sqs.send(
+      new StartMessageMoveTaskCommand({ SourceArn: dlq.arn, DestinationArn: source.arn }),
+    );
+    await waitFor(
+      async () =>
+        (await admin.sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlq.arn }))).Results?.[0]
+          ?.Status === 'COMPLETED',
+      { timeoutMs: 30_000, what: 'the DLQ redrive' },
+    );
+  };
+  const runAll = async () => {
+    await drive(orders, ingest);
+    await drive(aggregate, aggregatorHandler);
+  };
+
+  const half = Math.ceil(sends.length / 2);
+  await send(sends.slice(0, half));
+  await runAll();
+  // Mid-run: redrive whatever reached the DLQ, replay the archive of an interval, reconcile an interval.
+  await redrive(ordersDlq, orders);
+  await send(sends.slice(half));
+  const store = new S3Store(admin.s3, name);
+  const archived = await store.listKeys(RAW_PREFIX);
+  const replayed = archived.filter(() => chance(0.3));
+  const replayBodies: string[] = [];
+  for (const key of replayed) {
+    const out = await admin.s3.send(new GetObjectCommand({ Bucket: name, Key: key }));
+    replayBodies.push((await out.Body?.transformToString()) ?? '');
+  }
+  await send(replayBodies);
+  const ports = aggregatorPorts(loadAggregateConfig(env), clients);
+  const hoursNow = (await store.listAggregates()).map((a) => a.hour);
+  for (const hour of hoursNow.filter(() => chance(0.3)))
+    await publishHour(hour, ports).catch(() => undefined);
+  await runAll();
+  // Whatever failed too often, redriven until everything settles.
+  for (let round = 0; round < 5; round++) {
+    const [o, a] = [
+      await queueDepth(admin.sqs, ordersDlq.url),
+      await queueDepth(admin.sqs, aggregateDlq.url),
+    ];
+    if (o.visible + a.visible === 0) break;
+    await redrive(ordersDlq, orders);
+    await redrive(aggregateDlq, aggregate);
+    await runAll();
+  }
+
+  // The model: every distinct valid batch once; for the reused id, whichever content the ledger kept.
+  const batches: { batchId: string; events: GeneratedEvent[] }[] = [...stream.batches];
+  const diffs: string[] = [];
+  if (victim && impostor) {
+    const ledger = await admin.dynamo.send(
+      new GetItemCommand({
+        TableName: name,
+        Key: { pk: { S: ledgerKey(victim.batchId).pk }, sk: { S: ledgerKey(victim.batchId).sk } },
+      }),
+    );
+    const parsed = validateBatch(JSON.parse(impostor));
+    const impostorDigest = parsed.ok ? batchDigest(parsed.batch) : '';
+    if (ledger.Item?.digest?.S === impostorDigest) {
+      const i = batches.findIndex((b) => b.batchId === victim.batchId);
+      batches[i] = JSON.parse(impostor) as { batchId: string; events: GeneratedEvent[] };
+    }
+  }
+  const model = referenceModel(batches);
+  const actualOrders = await new DynamoOrderStore(admin.dynamo, name).listOrders();
+  const actualHours = (await store.listAggregates()).map(({ hour, events, byStatus }) => ({
+    hour,
+    events,
+    byStatus,
+  }));
+
+  // Lost and double-counted events, cell by cell.
+  const cells = (hours: typeof actualHours) => {
+    const map = new Map<string, number>();
+    for (const h of hours)
+      for (const [status, s] of Object.entries(h.byStatus))
+        map.set(`${h.hour} ${status}`, s.events);
+    return map;
+  };
+  const expectedCells = cells(model.hourly);
+  const actualCells = cells(actualHours);
+  let lost = 0;
+  let doubleCounted = 0;
+  for (const key of new Set([...expectedCells.keys(), ...actualCells.keys()])) {
+    const gap = (actualCells.get(key) ?? 0) - (expectedCells.get(key) ?? 0);
+    if (gap < 0) lost -= gap;
+    else doubleCounted += gap;
+  }
+  // Stale overwrites: orders not holding their newest event, and hour objects behind their counters.
+  const expectedOrders = new Map(model.orders.map((x) => [x.orderId, JSON.stringify(x)]));
+  let staleOverwrites = actualOrders.filter(
+    (x) => expectedOrders.get(x.orderId) !== JSON.stringify(x),
+  ).length;
+  for (const hour of new Set([
+    ...actualHours.map((h) => h.hour),
+    ...model.hourly.map((h) => h.hour),
+  ])) {
+    if (
+      (
+        await planHour(hour, {
+          ...ports,
+          counters: aggregatorPorts(loadAggregateConfig(env), admin).counters,
+        })
+      ).action !== 'unchanged'
+    )
+      staleOverwrites++;
+  }
+  if (JSON.stringify(actualOrders) !== JSON.stringify(model.orders))
+    diffs.push(
+      `orders: ${actualOrders.length} found, ${model.orders.length} expected, ${staleOverwrites} differ`,
+    );
+  if (JSON.stringify(actualHours) !== JSON.stringify(model.hourly))
+    diffs.push(`hourly: ${lost} events lost, ${doubleCounted} double-counted`);
+  // Every invalid body, and the losing content of the reused id, is quarantined.
+  const rejects = await store.listKeys('rejects/');
+  const expectedRejects = stream.stats.invalid + (impostor ? 1 : 0);
+  const rejectBodies = new Set<string>();
+  for (const key of rejects) {
+    const out = await admin.s3.send(new GetObjectCommand({ Bucket: name, Key: key }));
+    rejectBodies.add(
+      (JSON.parse((await out.Body?.transformToString()) ?? '{}') as { body: string }).body,
+    );
+  }
+  if (rejectBodies.size !== expectedRejects)
+    diffs.push(
+      `rejects: ${rejectBodies.size} distinct bodies quarantined, ${expectedRejects} expected`,
+    );
+
+  return {
+    seed,
+    events: stream.stats.events,
+    lost,
+    doubleCounted,
+    staleOverwrites,
+    mismatches: diffs.length,
+    crashPoints: faults.fired.filter((f) => f.startsWith('crash-')),
+    ...(diffs.length ? { diff: diffs.join('; ') } : {}),
+  };
+};
+
+export interface ChaosOptions {
+  readonly endpoint: string;
+  readonly schedules: number;
+  readonly seed: number;
+  readonly orders: number;
+  readonly onSchedule?: (result: ScheduleResult, index: number) => void;
+}
+
+export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
+  const covered = new Set<string>();
+  const summary = {
+    schedules: 0,
+    events: 0,
+    lost: 0,
+    doubleCounted: 0,
+    staleOverwrites: 0,
+    mismatches: 0,
+  };
+  const failures: { seed: number; diff: string }[] = [];
+  for (let i = 0; i < o.schedules; i++) {
+    const seed = scheduleSeed(o.seed, i);
+    // Every crash point is forced in turn, so any run of 14+ schedules covers them all.
+    const result = await runSchedule(
+      o.endpoint,
+      seed,
+      o.orders,
+      CRASH_POINTS[i % CRASH_POINTS.length],
+    );
+    summary.schedules++;
+    summary.events += result.events;
+    summary.lost += result.lost;
+    summary.doubleCounted += result.doubleCounted;
+    summary.staleOverwrites += result.staleOverwrites;
+    summary.mismatches += result.mismatches;
+    for (const point of result.crashPoints) covered.add(point);
+    if (result.diff) failures.push({ seed, diff: result.diff });
+    o.onSchedule?.(result, i);
+  }
+  return {
+    ...summary,
+    crashPoints: {
+      covered: CRASH_POINTS.filter((p) => covered.has(p)).length,
+      total: CRASH_POINTS.length,
+    },
+    failures,
+  };
+};
+
+export const formatSummary = (s: ChaosSummary) =>
+  `${s.schedules.toLocaleString('en-US')} schedules, ${s.events.toLocaleString('en-US')} events, ${s.lost} lost, ${s.doubleCounted} double-counted, ` +
+  `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}`;

@@ -1,0 +1,153 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createPipeline } from '../support/pipeline.ts';
+
+const validEvent = (n: number) => ({
+  eventId: `e-${n}`,
+  orderId: `o-${n}`,
+  customerId: 'C1',
+  status: 'placed',
+  amount: '1.00',
+  currency: 'USD',
+  eventTime: '2026-10-01T09:00:00Z',
+});
+const validBatch = (n: number) => ({ batchId: `fuzz-${n}`, events: [validEvent(n)] });
+const nonString = fc.oneof(
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { maxLength: 2 }),
+  fc.object({ maxDepth: 1 }),
+);
+const EVENT_FIELDS = [
+  'eventId',
+  'orderId',
+  'customerId',
+  'status',
+  'amount',
+  'currency',
+  'eventTime',
+] as const;
+
+/** Bodies that are invalid by construction, each of a kind the contract must refuse. */
+const malformed = fc.oneof(
+  // Not JSON at all, or JSON cut short.
+  fc.string({ maxLength: 80 }).filter((s) => {
+    try {
+      JSON.parse(s);
+      return false;
+    } catch {
+      return true;
+    }
+  }),
+  fc.integer({ min: 1, max: 120 }).map((n) => JSON.stringify(validBatch(1)).slice(0, n)),
+  // Valid JSON of the wrong shape.
+  fc
+    .jsonValue()
+    .filter((v) => typeof v !== 'object' || v === null || Array.isArray(v) || !('events' in v))
+    .map((v) => JSON.stringify(v)),
+  // Wrong types and missing fields.
+  fc
+    .tuple(fc.constantFrom(...EVENT_FIELDS), nonString)
+    .map(([field, value]) =>
+      JSON.stringify({ ...validBatch(2), events: [{ ...validEvent(2), [field]: value }] }),
+    ),
+  fc.constantFrom(...EVENT_FIELDS).map((field) => {
+    const { [field]: _, ...rest } = validEvent(3);
+    return JSON.stringify({ ...validBatch(3), events: [rest] });
+  }),
+  nonString.map((v) => JSON.stringify({ ...validBatch(4), batchId: v })),
+  nonString
+    .filter((v) => !Array.isArray(v) || v.length === 0)
+    .map((v) => JSON.stringify({ ...validBatch(5), events: v })),
+  // Extra-long strings, invalid unicode, numbers as amounts, dates without offsets, duplicate ids.
+  fc
+    .integer({ min: 129, max: 400 })
+    .map((n) => JSON.stringify({ ...validBatch(6), batchId: 'x'.repeat(n) })),
+  fc
+    .integer({ min: 129, max: 400 })
+    .map((n) =>
+      JSON.stringify({ ...validBatch(7), events: [{ ...validEvent(7), orderId: 'o'.repeat(n) }] }),
+    ),
+  fc
+    .constantFrom('\\ud800', '\\udfff', 'a\\ud83d')
+    .map((bad) => JSON.stringify(validBatch(8)).replace('"o-8"', `"o-8${bad}"`)),
+  fc
+    .double({ min: 0, max: 1e6, noNaN: true })
+    .map((amount) => JSON.stringify({ ...validBatch(9), events: [{ ...validEvent(9), amount }] })),
+  fc
+    .date({ noInvalidDate: true })
+    .map((d) =>
+      JSON.stringify({
+        ...validBatch(10),
+        events: [{ ...validEvent(10), eventTime: d.toISOString().replace('Z', '') }],
+      }),
+    ),
+  fc.constant(
+    JSON.stringify({
+      ...validBatch(11),
+      events: [validEvent(11), { ...validEvent(12), eventId: 'e-11' }],
+    }),
+  ),
+  fc
+    .string({ maxLength: 12 })
+    .filter(
+      (s) =>
+        s !== '' &&
+        !['placed', 'paid', 'shipped', 'delivered', 'cancelled', 'refunded'].includes(s),
+    )
+    .map((status) =>
+      JSON.stringify({ ...validBatch(13), events: [{ ...validEvent(13), status }] }),
+    ),
+);
+
+describe('fuzzing the ingest handler with malformed bodies', () => {
+  it('quarantines 10,000 malformed bodies with a reason, applies their neighbours and never fails a whole batch', {
+    timeout: 600_000,
+  }, async () => {
+    const p = await createPipeline();
+    const bodies = fc.sample(malformed, { numRuns: 10_000, seed: 2026 });
+    // Two bodies over 1 MiB as well (too big to generate ten thousand times).
+    bodies.push(
+      JSON.stringify({ ...validBatch(14), padding: 'x'.repeat(1024 * 1024) }),
+      `{"batchId":"${'y'.repeat(1024 * 1024 + 1)}"`,
+    );
+    let neighbour = 0;
+    let quarantinedBodies = 0;
+    for (let i = 0; i < bodies.length; i += 99) {
+      const chunk = bodies.slice(i, i + 99);
+      neighbour++;
+      const res = await p.ingest([
+        ...chunk.map((body, j) => ({ body, messageId: `bad-${i + j}` })),
+        {
+          body: JSON.stringify({
+            batchId: `neighbour-${neighbour}`,
+            events: [{ ...validEvent(1000 + neighbour), orderId: `n-${neighbour}` }],
+          }),
+        },
+      ]);
+      expect(res.batchItemFailures).toEqual([]);
+      quarantinedBodies += chunk.length;
+    }
+    const rejects = await p.rejects();
+    expect(rejects).toHaveLength(quarantinedBodies);
+    const reasons = new Set(rejects.map((r) => r.reason));
+    expect([...reasons].sort()).toEqual([
+      'duplicate-event-id',
+      'invalid-json',
+      'oversize',
+      'schema-violation',
+    ]);
+    expect(rejects.every((r) => (r.detail ?? '').length > 0)).toBe(true);
+    // Only the neighbours reached the table.
+    const orders = await p.orders();
+    expect(orders.map((o) => o.orderId).sort()).toEqual(
+      Array.from({ length: neighbour }, (_, k) => `n-${k + 1}`).sort(),
+    );
+    const batches = (await p.tableItems())
+      .filter((item) => item.pk?.S?.startsWith('BATCH#'))
+      .map((item) => item.pk?.S);
+    expect(batches.every((pk) => pk?.startsWith('BATCH#neighbour-'))).toBe(true);
+  });
+});
