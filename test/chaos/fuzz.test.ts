@@ -76,14 +76,12 @@ const malformed = fc.oneof(
   fc
     .double({ min: 0, max: 1e6, noNaN: true })
     .map((amount) => JSON.stringify({ ...validBatch(9), events: [{ ...validEvent(9), amount }] })),
-  fc
-    .date({ noInvalidDate: true })
-    .map((d) =>
-      JSON.stringify({
-        ...validBatch(10),
-        events: [{ ...validEvent(10), eventTime: d.toISOString().replace('Z', '') }],
-      }),
-    ),
+  fc.date({ noInvalidDate: true }).map((d) =>
+    JSON.stringify({
+      ...validBatch(10),
+      events: [{ ...validEvent(10), eventTime: d.toISOString().replace('Z', '') }],
+    }),
+  ),
   fc.constant(
     JSON.stringify({
       ...validBatch(11),
