@@ -11,7 +11,6 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import {
-  CreateTableCommand,
   DynamoDBClient,
   PutItemCommand,
   ScanCommand,
@@ -33,6 +32,7 @@ import { FaultInjector } from '../local/faults.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
 import { toSqsEvent, toSqsRecord } from '../local/sqs-event.ts';
 import { failedIdsOf } from '../local/sqs-poller.ts';
+import { createPipelineTable } from '../local/tables.ts';
 import { mapLimit } from '../shared/concurrency.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../shared/config.ts';
 import { CapacityMeter } from './meter.ts';
@@ -90,27 +90,7 @@ const unique = (prefix: string) =>
   `${prefix}-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
 const QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:orders';
 
-const createTable = async (
-  dynamo: DynamoDBClient,
-  name: string,
-  hash = 'pk',
-  range: string | null = 'sk',
-) => {
-  await dynamo.send(
-    new CreateTableCommand({
-      TableName: name,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: hash, AttributeType: 'S' },
-        ...(range ? [{ AttributeName: range, AttributeType: 'S' as const }] : []),
-      ],
-      KeySchema: [
-        { AttributeName: hash, KeyType: 'HASH' },
-        ...(range ? [{ AttributeName: range, KeyType: 'RANGE' as const }] : []),
-      ],
-    }),
-  );
-};
+const createTable = createPipelineTable;
 
 /**
  * Delivers messages in SQS batches of ten; a failed message is delivered again (same message

@@ -12,7 +12,11 @@ type AnyClient = {
   middlewareStack: {
     add(
       mw: InitializeMiddleware<object, MetadataBearer>,
-      options: InitializeHandlerOptions & { name: string; override?: boolean },
+      options: InitializeHandlerOptions & {
+        name: string;
+        override?: boolean;
+        priority?: 'high' | 'normal' | 'low';
+      },
     ): void;
   };
 };
@@ -102,7 +106,8 @@ export class CapacityMeter {
           throw error;
         }
       },
-      { step: 'initialize', name: 'capacityMeter', override: true },
+      // Innermost: it sees every call that reached DynamoDB, even one a crash fault then hides.
+      { step: 'initialize', priority: 'low', name: 'capacityMeter', override: true },
     );
     return client;
   }

@@ -8,7 +8,7 @@
  * model. All faults come from SDK middleware and the driver; the functions are the real ones.
  */
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -33,11 +33,12 @@ import { referenceModel } from '../bench/model.ts';
 import { createAggregateHandler } from '../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../functions/ingest-orders.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators.ts';
-import { FaultInjector, type FaultKind } from '../local/faults.ts';
+import { FaultInjector, type FaultKind, SIDE_EFFECT_SITES } from '../local/faults.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
 import { waitFor } from '../local/net.ts';
 import { toSqsEvent, toSqsRecord } from '../local/sqs-event.ts';
 import { failedIdsOf } from '../local/sqs-poller.ts';
+import { createPipelineTable } from '../local/tables.ts';
 import { planHour, publishHour } from '../shared/aggregator.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../shared/config.ts';
 import { batchDigest } from '../shared/digest.ts';
@@ -47,15 +48,7 @@ import { queueDepth } from './drain.ts';
 import { type GeneratedEvent, generateStream } from './generate.ts';
 
 /** The call sites whose crash (before or after) must be exercised: 7 sites × 2 = 14 points. */
-export const CRASH_SITES = [
-  'PutItem:batch',
-  'PutObject:raw',
-  'PutItem:order',
-  'TransactWriteItems',
-  'SendMessageBatch',
-  'PutObject:rejects',
-  'PutObject:aggregates',
-] as const;
+export const CRASH_SITES = SIDE_EFFECT_SITES.filter((site) => site !== 'DeleteObject:aggregates');
 export const CRASH_POINTS = CRASH_SITES.flatMap((site) => [
   `crash-before@${site}`,
   `crash-after@${site}`,
@@ -107,20 +100,7 @@ export const runSchedule = async (
   const name = `chaos-${seed}-${randomUUID().slice(0, 8)}`;
 
   // Resources: the stack's shape, small.
-  await admin.dynamo.send(
-    new CreateTableCommand({
-      TableName: name,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-    }),
-  );
+  await createPipelineTable(admin.dynamo, name);
   await admin.s3.send(new CreateBucketCommand({ Bucket: name }));
   const queue = async (queueName: string, dlqArn?: string) => {
     const url =

@@ -49,65 +49,26 @@ export interface GeneratedStream {
 const MINUTE = 60_000;
 const CURRENCIES = ['USD', 'EUR', 'GBP'];
 
+/** A valid event to break in one way per invalid kind. */
+const sample = (id: string) => ({
+  eventId: `${id}-e`,
+  orderId: 'x',
+  customerId: 'x',
+  status: 'placed',
+  amount: '1.00',
+  currency: 'USD',
+  eventTime: '2026-10-01T00:00:00Z',
+});
+
+/** Invalid bodies of the kinds producers really send: cut short, empty, unkeyed, wrong values, duplicated ids. */
 const INVALID_KINDS = [
   (id: string) => `{"batchId":"${id}","events":[`,
   (id: string) => JSON.stringify({ batchId: id, events: [] }),
+  (id: string) => JSON.stringify({ events: [sample(id)] }),
+  (id: string) => JSON.stringify({ batchId: id, events: [{ ...sample(id), amount: '-1.00' }] }),
   (id: string) =>
-    JSON.stringify({
-      events: [
-        {
-          eventId: `${id}-e`,
-          orderId: 'x',
-          customerId: 'x',
-          status: 'placed',
-          amount: '1.00',
-          currency: 'USD',
-          eventTime: '2026-10-01T00:00:00Z',
-        },
-      ],
-    }),
-  (id: string) =>
-    JSON.stringify({
-      batchId: id,
-      events: [
-        {
-          eventId: `${id}-e`,
-          orderId: 'x',
-          customerId: 'x',
-          status: 'placed',
-          amount: '-1.00',
-          currency: 'USD',
-          eventTime: '2026-10-01T00:00:00Z',
-        },
-      ],
-    }),
-  (id: string) =>
-    JSON.stringify({
-      batchId: id,
-      events: [
-        {
-          eventId: `${id}-e`,
-          orderId: 'x',
-          customerId: 'x',
-          status: 'placed',
-          amount: '1.00',
-          currency: 'USD',
-          eventTime: '2026-10-01T00:00:00',
-        },
-      ],
-    }),
-  (id: string) => {
-    const e = {
-      eventId: `${id}-e`,
-      orderId: 'x',
-      customerId: 'x',
-      status: 'placed',
-      amount: '1.00',
-      currency: 'USD',
-      eventTime: '2026-10-01T00:00:00Z',
-    };
-    return JSON.stringify({ batchId: id, events: [e, e] });
-  },
+    JSON.stringify({ batchId: id, events: [{ ...sample(id), eventTime: '2026-10-01T00:00:00' }] }),
+  (id: string) => JSON.stringify({ batchId: id, events: [sample(id), sample(id)] }),
 ];
 
 export const generateStream = (options: GenerateOptions): GeneratedStream => {

@@ -222,57 +222,27 @@ describe('onceflow against the local stack', () => {
 });
 
 describe('onceflow generate', () => {
-  const generate = (...args: string[]) => onceflow(['generate', ...args]);
+  const generate = (seed: string) =>
+    onceflow([
+      'generate',
+      '--orders',
+      '200',
+      '--hours',
+      '6',
+      '--seed',
+      seed,
+      '--duplicate-rate',
+      '0.3',
+      '--late-rate',
+      '0.1',
+      '--invalid-rate',
+      '0.2',
+      '--batch-size',
+      '20',
+    ]);
 
   it('prints the same stream for the same seed and another for another seed', async () => {
-    const a = await generate(
-      '--orders',
-      '200',
-      '--hours',
-      '6',
-      '--seed',
-      '3',
-      '--duplicate-rate',
-      '0.3',
-      '--late-rate',
-      '0.1',
-      '--invalid-rate',
-      '0.2',
-      '--batch-size',
-      '20',
-    );
-    const b = await generate(
-      '--orders',
-      '200',
-      '--hours',
-      '6',
-      '--seed',
-      '3',
-      '--duplicate-rate',
-      '0.3',
-      '--late-rate',
-      '0.1',
-      '--invalid-rate',
-      '0.2',
-      '--batch-size',
-      '20',
-    );
-    const c = await generate(
-      '--orders',
-      '200',
-      '--hours',
-      '6',
-      '--seed',
-      '4',
-      '--duplicate-rate',
-      '0.3',
-      '--late-rate',
-      '0.1',
-      '--invalid-rate',
-      '0.2',
-      '--batch-size',
-      '20',
-    );
+    const [a, b, c] = await Promise.all([generate('3'), generate('3'), generate('4')]);
     expect(a.code).toBe(0);
     expect(a.stdout).toBe(b.stdout);
     expect(a.stdout).not.toBe(c.stdout);

@@ -1,72 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { referenceModel } from '../../bench/model.ts';
+import type { GeneratedEvent } from '../../cli/generate.ts';
 import { type FaultKind, SIDE_EFFECT_SITES } from '../../local/faults.ts';
-import { createPipeline, type HourView } from '../support/pipeline.ts';
+import { createPipeline } from '../support/pipeline.ts';
 
-interface Ev {
-  eventId: string;
-  orderId: string;
-  customerId: string;
-  status: string;
-  amount: string;
-  currency: string;
-  eventTime: string;
-}
-
-/** The reference model: each batch counted once, each order holding its newest event. */
-const model = (batches: readonly { events: readonly Ev[] }[]) => {
-  const events = batches.flatMap((b) => b.events);
-  const newest = new Map<string, Ev>();
-  for (const e of events) {
-    const cur = newest.get(e.orderId);
-    const t = Date.parse(e.eventTime);
-    if (
-      !cur ||
-      t > Date.parse(cur.eventTime) ||
-      (t === Date.parse(cur.eventTime) && e.eventId > cur.eventId)
-    )
-      newest.set(e.orderId, e);
-  }
-  const orders = [...newest.values()]
-    .sort((a, b) => (a.orderId < b.orderId ? -1 : 1))
-    .map(({ orderId, customerId, status, amount, currency, eventTime }) => ({
-      orderId,
-      customerId,
-      status,
-      amount,
-      currency,
-      eventTime,
-    }));
-  const hours = new Map<string, Map<string, Map<string, { n: number; cents: bigint }>>>();
-  for (const e of events) {
-    const hour = `${new Date(Date.parse(e.eventTime)).toISOString().slice(0, 13)}:00:00Z`;
-    const byStatus = hours.get(hour) ?? new Map();
-    hours.set(hour, byStatus);
-    const byCurrency = byStatus.get(e.status) ?? new Map();
-    byStatus.set(e.status, byCurrency);
-    const cell = byCurrency.get(e.currency) ?? { n: 0, cents: 0n };
-    cell.n++;
-    cell.cents += BigInt(e.amount.replace('.', ''));
-    byCurrency.set(e.currency, cell);
-  }
-  const hourly: HourView[] = [...hours.keys()].sort().map((hour) => {
-    const byStatus: HourView['byStatus'] = {};
-    let total = 0;
-    for (const [status, byCurrency] of [...(hours.get(hour) ?? new Map()).entries()].sort()) {
-      let n = 0;
-      const amounts: Record<string, string> = {};
-      for (const [currency, cell] of [...byCurrency.entries()].sort()) {
-        n += cell.n;
-        amounts[currency] =
-          `${cell.cents / 100n}.${(cell.cents % 100n).toString().padStart(2, '0')}`;
-      }
-      byStatus[status] = { events: n, amounts };
-      total += n;
-    }
-    return { hour, events: total, byStatus };
-  });
-  return { orders, hourly };
-};
+type Ev = GeneratedEvent;
 
 const eventArb = fc.record({
   orderId: fc.constantFrom('o1', 'o2', 'o3', 'o4', 'o5'),
@@ -156,7 +95,7 @@ describe('any delivery schedule', () => {
             queue.push(...batch.filter((m) => failed.has(m.messageId)).map((m) => m.body));
           }
           await p.drainAggregates();
-          const expected = model(stream);
+          const expected = referenceModel(stream);
           expect(await p.orders()).toEqual(expected.orders);
           expect(await p.hourly()).toEqual(expected.hourly);
           expect(await p.rejects()).toEqual([]);

@@ -4,7 +4,7 @@
  * that carry a fault injector.
  */
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
@@ -20,6 +20,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { FaultInjector } from '../../local/faults.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
 import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
+import { createPipelineTable } from '../../local/tables.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
 import type { IngestPorts } from '../../shared/ingest.ts';
 import { AGGREGATE_PREFIX, REJECT_PREFIX } from '../../shared/keys.ts';
@@ -59,22 +60,7 @@ export const createAdminClients = (): AwsClients => ({
 });
 
 /** The table as the stack defines it: (pk, sk) strings, on demand. */
-export const createTable = async (dynamo: DynamoDBClient, name: string) => {
-  await dynamo.send(
-    new CreateTableCommand({
-      TableName: name,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-    }),
-  );
-};
+export const createTable = createPipelineTable;
 
 /** Delivers each body until it succeeds (SQS redelivering a failed message), up to `attempts`. */
 export const redeliverUntilDone =
