@@ -178,7 +178,9 @@ export const runSchedule = async (
         events: victim.events.map((e, i) => (i === 0 ? { ...e, amount: '999.99' } : e)),
       })
     : undefined;
-  const lines = [...stream.lines, ...(impostor ? [impostor] : [])];
+  // At least one invalid body, so the quarantine's call site is always exercised.
+  const invalid = JSON.stringify({ batchId: `chaos-invalid-${seed}`, events: [] });
+  const lines = [...stream.lines, invalid, ...(impostor ? [impostor] : [])];
   // Reordering, and duplicate sends (a producer retrying: new message ids).
   const sends = lines.flatMap((line) => (chance(0.1) ? [line, line] : [line]));
   for (let i = sends.length - 1; i > 0; i--) {
@@ -190,9 +192,10 @@ export const runSchedule = async (
   const pick = <T>(items: readonly T[]) => items[int(0, items.length - 1)] as T;
   const drawn = [mandatoryPoint ?? pick(CRASH_POINTS)];
   for (let i = int(0, 3); i > 0; i--) drawn.push(pick(CRASH_POINTS));
-  for (const point of drawn) {
+  for (const [i, point] of drawn.entries()) {
     const [kind, site] = point.split('@') as [FaultKind, string];
-    faults.add({ site, kind, nth: int(1, 3) });
+    // The schedule's own crash point fires on its first call, so it is sure to be exercised.
+    faults.add({ site, kind, nth: i === 0 ? 1 : int(1, 3) });
   }
   if (chance(0.5))
     faults.add({
@@ -202,6 +205,13 @@ export const runSchedule = async (
     });
   if (chance(0.5))
     faults.add({ site: 'TransactWriteItems', kind: 'transaction-conflict', nth: int(1, 4) });
+  if (chance(0.5)) {
+    faults.add({
+      site: pick(['SendMessageBatch', 'PutObject:raw', 'PutObject:aggregates']),
+      kind: 'throttling',
+      nth: int(1, 4),
+    });
+  }
   // One batch keeps failing until it lands in the DLQ; it is redriven mid-run.
   const poisoned = chance(0.5)
     ? stream.batches[int(0, stream.batches.length - 1)]?.batchId
@@ -215,14 +225,16 @@ export const runSchedule = async (
     });
 
   const ingestConfig = loadIngestConfig(env);
-  const ingest = createIngestHandler({
-    ports: ingestPorts(ingestConfig, clients),
-    settings: ingestSettings(ingestConfig),
-  });
-  const aggregatorHandler = createAggregateHandler({
-    ports: aggregatorPorts(loadAggregateConfig(env), clients),
-    quarantine: new S3Store(clients.s3, name),
-  });
+  const newIngest = () =>
+    createIngestHandler({
+      ports: ingestPorts(ingestConfig, clients),
+      settings: ingestSettings(ingestConfig),
+    });
+  const newAggregator = () =>
+    createAggregateHandler({
+      ports: aggregatorPorts(loadAggregateConfig(env), clients),
+      quarantine: new S3Store(clients.s3, name),
+    });
 
   const send = async (bodies: readonly string[]) => {
     for (let i = 0; i < bodies.length; i += 10) {
@@ -240,9 +252,15 @@ export const runSchedule = async (
   /** The event source mapping, with two concurrent pollers; sometimes a batch runs twice at once. */
   const drive = async (
     q: { url: string; arn: string },
-    handler: (e: SQSEvent, c: ReturnType<typeof lambdaContext>) => Promise<SQSBatchResponse>,
+    newEnvironment: () => (
+      e: SQSEvent,
+      c: ReturnType<typeof lambdaContext>,
+    ) => Promise<SQSBatchResponse>,
   ) => {
+    // Each poller invokes its own environment (handler instance), and a twin runs in another.
     const worker = async () => {
+      const handler = newEnvironment();
+      const twin = newEnvironment();
       for (;;) {
         const messages: Message[] =
           (
@@ -262,9 +280,12 @@ export const runSchedule = async (
           continue;
         }
         const event = toSqsEvent(messages.map((m) => toSqsRecord(m, q.arn, LOCAL_REGION)));
-        const invoke = () => handler(event, lambdaContext('chaos', 30_000)).catch(() => undefined);
+        const invoke = (h: typeof handler) =>
+          h(event, lambdaContext('chaos', 30_000)).catch(() => undefined);
         // A handler outliving the visibility timeout: the same messages run twice concurrently.
-        const [response] = await Promise.all(chance(0.1) ? [invoke(), invoke()] : [invoke()]);
+        const [response] = await Promise.all(
+          chance(0.1) ? [invoke(handler), invoke(twin)] : [invoke(handler)],
+        );
         const ids = messages.map((m) => m.MessageId ?? '');
         const failed = response === undefined ? ids : failedIdsOf(response, ids).ids;
         const done = messages.filter((m) => !failed.includes(m.MessageId ?? ''));
@@ -309,8 +330,8 @@ export const runSchedule = async (
     );
   };
   const runAll = async () => {
-    await drive(orders, ingest);
-    await drive(aggregate, aggregatorHandler);
+    await drive(orders, newIngest);
+    await drive(aggregate, newAggregator);
   };
 
   const half = Math.ceil(sends.length / 2);
@@ -414,7 +435,7 @@ export const runSchedule = async (
     diffs.push(`hourly: ${lost} events lost, ${doubleCounted} double-counted`);
   // Every invalid body, and the losing content of the reused id, is quarantined.
   const rejects = await store.listKeys('rejects/');
-  const expectedRejects = stream.stats.invalid + (impostor ? 1 : 0);
+  const expectedRejects = stream.stats.invalid + 1 + (impostor ? 1 : 0);
   const rejectBodies = new Set<string>();
   for (const key of rejects) {
     const out = await admin.s3.send(new GetObjectCommand({ Bucket: name, Key: key }));

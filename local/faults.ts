@@ -9,7 +9,16 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { InitializeHandlerOptions, InitializeMiddleware, MetadataBearer } from '@smithy/types';
 
-export type FaultKind = 'crash-before' | 'crash-after' | 'throttle' | 'transaction-conflict';
+/**
+ * `throttle`: DynamoDB's ProvisionedThroughputExceededException; `throttling`: the generic
+ * ThrottlingException other services (and DynamoDB's control plane) answer.
+ */
+export type FaultKind =
+  | 'crash-before'
+  | 'crash-after'
+  | 'throttle'
+  | 'throttling'
+  | 'transaction-conflict';
 
 /** A call site: the command plus what it writes (`PutItem:order`, `PutObject:raw`, …). */
 export const callSite = (command: string, input: unknown): string => {
@@ -48,6 +57,14 @@ export interface FaultRule {
   readonly when?: (input: unknown) => boolean;
 }
 
+/** The generic throttling error, shaped as the SDK shapes service errors. */
+export class ThrottlingException extends Error {
+  override readonly name = 'ThrottlingException';
+  readonly $fault = 'client';
+  readonly $metadata = { httpStatusCode: 400 };
+  readonly $retryable = { throttling: true };
+}
+
 export class InjectedCrash extends Error {
   override readonly name = 'InjectedCrash';
 }
@@ -68,6 +85,8 @@ type AnyClient = {
 
 const faultError = (kind: FaultKind, site: string): Error => {
   switch (kind) {
+    case 'throttling':
+      return new ThrottlingException(`injected ThrottlingException at ${site}`);
     case 'throttle':
       return new ProvisionedThroughputExceededException({
         message: `injected throttle at ${site}`,

@@ -264,6 +264,48 @@ describe('onceflow generate', () => {
   });
 });
 
+describe('onceflow chaos', () => {
+  it('runs schedules on its own emulators, prints the JSON summary and covers every crash point in 14 schedules', async () => {
+    const r = await onceflow([
+      'chaos',
+      '--schedules',
+      '14',
+      '--seed',
+      '5',
+      '--orders',
+      '6',
+      '--json',
+    ]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const summary = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(summary).toMatchObject({
+      schedules: 14,
+      lost: 0,
+      doubleCounted: 0,
+      staleOverwrites: 0,
+      mismatches: 0,
+      crashPoints: { covered: 14, total: 14 },
+      failures: [],
+    });
+    expect(Object.keys(summary).sort()).toEqual([
+      'crashPoints',
+      'doubleCounted',
+      'events',
+      'failures',
+      'lost',
+      'mismatches',
+      'schedules',
+      'staleOverwrites',
+    ]);
+    const one = await onceflow(['chaos', '--schedule-seed', '1063355', '--orders', '6']);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(
+      /^1 schedules, \d+ events, 0 lost, 0 double-counted, 0 stale overwrites, 0 mismatches/,
+    );
+  });
+});
+
 describe('onceflow errors and help', () => {
   it('says clearly that no local stack runs, without a stack trace', async () => {
     const r = await onceflow(['--local-state', join(dir, 'missing.json'), 'status']);
@@ -311,6 +353,7 @@ describe('onceflow errors and help', () => {
       ['reconcile'],
       ['verify'],
       ['status'],
+      ['chaos'],
       ['local', 'up'],
     ];
     for (const command of commands) {
