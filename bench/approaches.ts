@@ -28,7 +28,7 @@ import { createAggregateHandler } from '../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../functions/ingest-orders.ts';
 import { driveQueue } from '../local/drive.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators.ts';
-import { FaultInjector } from '../local/faults.ts';
+import { FaultInjector, InjectedCrash } from '../local/faults.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
 import { toSqsEvent, toSqsRecord } from '../local/sqs-event.ts';
 import { failedIdsOf } from '../local/sqs-poller.ts';
@@ -338,10 +338,6 @@ const parseBatch = (body: string): Batch => {
     throw new Error('not a batch');
   return value as Batch;
 };
-
-export class InjectedCrash extends Error {
-  override readonly name = 'InjectedCrash';
-}
 
 export const naiveApproach = (endpoint: string): Approach => ({
   name: 'naive',

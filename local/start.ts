@@ -7,6 +7,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
+import { DEFAULT_LOCAL_STATE } from '../cli/target.ts';
 import { runDemo } from './demo.ts';
 import { JavaMissingError } from './dynamodb-local.ts';
 import { LOCAL_CREDENTIALS } from './emulators.ts';
@@ -14,7 +15,6 @@ import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
 import { assemblyIsFresh, synthesize } from './synth.ts';
 
 const PROJECT = join(import.meta.dirname, '..');
-export const LOCAL_STATE_FILE = join(PROJECT, '.onceflow', 'local.json');
 
 const port = (value: string) => {
   const n = Number(value);
@@ -32,7 +32,7 @@ const program = new Command('npm start --')
   .option('--port <port>', 'edge port, taken when free (else another)', port, 4566)
   .option('--stack <name>', 'stack to run, when the app has several')
   .option('--assembly <dir>', 'run this cloud assembly instead of synthesizing cdk.out')
-  .option('--state <file>', 'where --keep writes the endpoints', LOCAL_STATE_FILE)
+  .option('--state <file>', 'where --keep writes the endpoints', DEFAULT_LOCAL_STATE)
   .option(
     '--retry-delay <seconds>',
     'failed messages come back after this many seconds instead of the visibility timeout',
