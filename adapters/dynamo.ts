@@ -3,6 +3,7 @@
  * counters, all in one table keyed by (pk, sk). Numbers travel as strings and are read back
  * into bigint, so no amount ever passes through a float.
  */
+import { randomUUID } from 'node:crypto';
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
@@ -13,22 +14,13 @@ import {
   TransactionCanceledException,
   type TransactWriteItem,
   TransactWriteItemsCommand,
+  type TransactWriteItemsCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import type { Cell, CounterShard } from '../shared/aggregate.ts';
+import type { Cell, CounterDelta, CounterShard } from '../shared/aggregate.ts';
 import type { CounterReader } from '../shared/aggregator.ts';
-import { stableHash } from '../shared/digest.ts';
 import { RetryableError } from '../shared/errors.ts';
 import type { BatchPlan, ClaimResult, Ledger, LedgerEntry, OrderStore } from '../shared/ingest.ts';
-import {
-  amountAttribute,
-  COUNTER_ATTRIBUTE,
-  counterKey,
-  eventsAttribute,
-  hourPartition,
-  ledgerKey,
-  ORDER_PK_PREFIX,
-  orderKey,
-} from '../shared/keys.ts';
+import { hourPartition, ledgerKey, ORDER_PK_PREFIX, orderKey } from '../shared/keys.ts';
 import type { OrderView } from '../shared/order-state.ts';
 import type { OrderEvent } from '../shared/schema.ts';
 
@@ -57,13 +49,75 @@ const toLedgerEntry = (item: Item): LedgerEntry => ({
 });
 
 /**
- * A ClientRequestToken makes an SDK retry of a commit idempotent for ten minutes, provided the
- * request is identical: it is derived from the table and the batch, never from the clock.
- * Tokens are scoped to the account and region, not the table: without the table name, the same
- * batch sent to two stacks (dev and prod) would fail with IdempotentParameterMismatch.
+ * Counter items: one per (hour, shard, currency), in the hour's partition. Each holds at most
+ * one events and one amount attribute per status (top-level: ADD only works there), so it stays
+ * under 1 KB whatever the hour collects, and an ADD always bills the same units.
  */
-const requestToken = (table: string, plan: BatchPlan, part: number) =>
-  stableHash(`${table}|${plan.batch.batchId}|${plan.digest}|${part}`).toString('hex').slice(0, 36);
+const counterKey = (hour: string, shard: number, currency: string) => ({
+  pk: hourPartition(hour),
+  sk: `SHARD#${shard.toString().padStart(3, '0')}#${currency}`,
+});
+const COUNTER_SK = /^SHARD#\d{3}#([A-Z]{3})$/;
+const eventsAttribute = (status: string) => `n:${status}`;
+const amountAttribute = (status: string) => `a:${status}`;
+const COUNTER_ATTRIBUTE = /^([na]):([a-z]+)$/;
+
+const counterUpdate = (table: string, shard: number, delta: CounterDelta): TransactWriteItem => {
+  const names: Record<string, string> = { '#rev': 'rev' };
+  const values: Item = { ':one': N(1) };
+  const adds = ['#rev :one'];
+  delta.cells.forEach((cell, i) => {
+    names[`#n${i}`] = eventsAttribute(cell.status);
+    names[`#a${i}`] = amountAttribute(cell.status);
+    values[`:n${i}`] = N(cell.events);
+    values[`:a${i}`] = N(cell.amountMinor);
+    adds.push(`#n${i} :n${i}`, `#a${i} :a${i}`);
+  });
+  return {
+    Update: {
+      TableName: table,
+      Key: keyOf(counterKey(delta.hour, shard, delta.currency)),
+      UpdateExpression: `ADD ${adds.join(', ')}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+};
+
+/**
+ * The commit of one part: the ledger marks the part done (once: the condition) and every
+ * counter item of the part gets its increments, atomically. A pure function of its arguments,
+ * so the request can be checked against DynamoDB's limits without sending it.
+ */
+export const commitPartRequest = (
+  table: string,
+  plan: BatchPlan,
+  part: number,
+  token: string,
+): TransactWriteItemsCommandInput => {
+  const deltas = plan.parts[part];
+  if (!deltas) throw new RangeError(`batch ${plan.batch.batchId} has no part ${part}`);
+  return {
+    ClientRequestToken: token,
+    TransactItems: [
+      {
+        Update: {
+          TableName: table,
+          Key: keyOf(ledgerKey(plan.batch.batchId)),
+          UpdateExpression: 'ADD doneParts :part',
+          ConditionExpression: 'digest = :digest AND NOT contains(doneParts, :n)',
+          ExpressionAttributeValues: {
+            ':part': { NS: [String(part)] },
+            ':n': N(part),
+            ':digest': S(plan.digest),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+      ...deltas.map((delta) => counterUpdate(table, plan.shard, delta)),
+    ],
+  };
+};
 
 export class DynamoLedger implements Ledger {
   readonly #client: DynamoDBClient;
@@ -104,52 +158,13 @@ export class DynamoLedger implements Ledger {
   }
 
   async commitPart(plan: BatchPlan, part: number): Promise<boolean> {
-    const deltas = plan.parts[part];
-    if (!deltas) throw new RangeError(`batch ${plan.batch.batchId} has no part ${part}`);
-    const counterUpdates: TransactWriteItem[] = deltas.map((delta) => {
-      const names: Record<string, string> = { '#rev': 'rev' };
-      const values: Item = { ':one': N(1) };
-      const adds = ['#rev :one'];
-      delta.cells.forEach((cell, i) => {
-        names[`#n${i}`] = eventsAttribute(cell.status, cell.currency);
-        names[`#a${i}`] = amountAttribute(cell.status, cell.currency);
-        values[`:n${i}`] = N(cell.events);
-        values[`:a${i}`] = N(cell.amountMinor);
-        adds.push(`#n${i} :n${i}`, `#a${i} :a${i}`);
-      });
-      return {
-        Update: {
-          TableName: this.#table,
-          Key: keyOf(counterKey(delta.hour, plan.shard)),
-          UpdateExpression: `ADD ${adds.join(', ')}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        },
-      };
-    });
+    // A fresh token per call: the SDK's own retries of this request share it (so a retry after
+    // a lost answer is idempotent), while another delivery of the batch sends its own token and
+    // meets the ledger condition instead of a token replay. A token derived from the batch made
+    // a concurrent twin's commit "succeed" as a replay, and both reported the batch applied.
+    const request = commitPartRequest(this.#table, plan, part, randomUUID());
     try {
-      await this.#client.send(
-        new TransactWriteItemsCommand({
-          ClientRequestToken: requestToken(this.#table, plan, part),
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.#table,
-                Key: keyOf(ledgerKey(plan.batch.batchId)),
-                UpdateExpression: 'ADD doneParts :part',
-                ConditionExpression: 'digest = :digest AND NOT contains(doneParts, :n)',
-                ExpressionAttributeValues: {
-                  ':part': { NS: [String(part)] },
-                  ':n': N(part),
-                  ':digest': S(plan.digest),
-                },
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              },
-            },
-            ...counterUpdates,
-          ],
-        }),
-      );
+      await this.#client.send(new TransactWriteItemsCommand(request));
       return true;
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
@@ -160,6 +175,7 @@ export class DynamoLedger implements Ledger {
       if (entry?.digest === plan.digest && entry.doneParts.has(part)) return false;
       throw new RetryableError(
         `batch ${plan.batch.batchId} part ${part}: ledger entry missing or changed during commit`,
+        { cause: error },
       );
     }
   }
@@ -235,6 +251,8 @@ export class DynamoOrderStore implements OrderStore {
 }
 
 const toShard = (item: Item): CounterShard => {
+  const currency = COUNTER_SK.exec(item.sk?.S ?? '')?.[1];
+  if (currency === undefined) return { updates: 0n, cells: [] };
   const cells = new Map<
     string,
     { status: string; currency: string; events: bigint; amountMinor: bigint }
@@ -242,12 +260,11 @@ const toShard = (item: Item): CounterShard => {
   for (const [name, value] of Object.entries(item)) {
     const m = COUNTER_ATTRIBUTE.exec(name);
     if (!m || value.N === undefined) continue;
-    const [, kind, status = '', currency = ''] = m;
-    const key = `${status}:${currency}`;
-    const cell = cells.get(key) ?? { status, currency, events: 0n, amountMinor: 0n };
+    const [, kind, status = ''] = m;
+    const cell = cells.get(status) ?? { status, currency, events: 0n, amountMinor: 0n };
     if (kind === 'n') cell.events = BigInt(value.N);
     else cell.amountMinor = BigInt(value.N);
-    cells.set(key, cell);
+    cells.set(status, cell);
   }
   return {
     updates: item.rev?.N === undefined ? 0n : BigInt(item.rev.N),

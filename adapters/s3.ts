@@ -12,9 +12,15 @@ import {
 import * as v from 'valibot';
 import { type HourAggregate, HourAggregateSchema } from '../shared/aggregate.ts';
 import type { AggregateObjects, StoredObject } from '../shared/aggregator.ts';
+import { RetryableError } from '../shared/errors.ts';
 import type { Quarantine, RawArchive, Reject } from '../shared/ingest.ts';
 import { AGGREGATE_PREFIX, hourObjectKey, hourOfObjectKey, rejectKey } from '../shared/keys.ts';
-import { isNotFound, isPreconditionLost } from './errors.ts';
+import {
+  isConditionalConflict,
+  isNotFound,
+  isPreconditionFailed,
+  isPreconditionLost,
+} from './errors.ts';
 
 const JSON_TYPE = 'application/json';
 
@@ -30,30 +36,58 @@ const parseAggregate = (text: string): HourAggregate | undefined => {
   }
 };
 
+export interface S3StoreOptions {
+  /** Create-only writes answered 409 are tried this many times in all. Default 4. */
+  readonly conflictAttempts?: number;
+  /** Backoff before the second attempt, doubled for each further one. Default 100 ms. */
+  readonly conflictBackoffMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export class S3Store implements RawArchive, Quarantine, AggregateObjects {
   readonly #client: S3Client;
   readonly #bucket: string;
+  readonly #conflictAttempts: number;
+  readonly #conflictBackoffMs: number;
 
-  constructor(client: S3Client, bucket: string) {
+  constructor(client: S3Client, bucket: string, options: S3StoreOptions = {}) {
     this.#client = client;
     this.#bucket = bucket;
+    this.#conflictAttempts = options.conflictAttempts ?? 4;
+    this.#conflictBackoffMs = options.conflictBackoffMs ?? 100;
   }
 
+  /**
+   * Creates the object unless it exists. Only a 412 means "already there" (an earlier attempt
+   * archived it). A 409 means another create of the same key is in flight and may never
+   * finish (its invocation may time out): it is retried with backoff and, if it persists, the
+   * message fails and comes back, so no batch commits without its archive.
+   */
   async putOnce(key: string, body: string): Promise<void> {
-    try {
-      await this.#client.send(
-        new PutObjectCommand({
-          Bucket: this.#bucket,
-          Key: key,
-          Body: body,
-          ContentType: JSON_TYPE,
-          IfNoneMatch: '*',
-        }),
-      );
-    } catch (error) {
-      // 412: archived by an earlier attempt. 409: a twin is archiving the same key right now;
-      // the redelivery that follows will see 412.
-      if (!isPreconditionLost(error)) throw error;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#client.send(
+          new PutObjectCommand({
+            Bucket: this.#bucket,
+            Key: key,
+            Body: body,
+            ContentType: JSON_TYPE,
+            IfNoneMatch: '*',
+          }),
+        );
+        return;
+      } catch (error) {
+        if (isPreconditionFailed(error)) return;
+        if (!isConditionalConflict(error)) throw error;
+        if (attempt >= this.#conflictAttempts) {
+          throw new RetryableError(
+            `${key}: S3 answered 409 ConditionalRequestConflict ${attempt} times; the archive is not written yet`,
+            { cause: error },
+          );
+        }
+        await sleep(this.#conflictBackoffMs * 2 ** (attempt - 1));
+      }
     }
   }
 

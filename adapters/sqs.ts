@@ -1,7 +1,136 @@
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+/**
+ * Sending to SQS within its limits: at most 10 entries and 1 MiB of message bodies per
+ * SendMessageBatch request, and each message within the queue's MaximumMessageSize. Every
+ * sender (the notifier, `send`, `replay archive`, the demo, chaos and bench drivers) goes
+ * through `sendBodies`, so a valid body is never refused for sharing a request with others.
+ */
+import {
+  GetQueueAttributesCommand,
+  SendMessageBatchCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { HourNotifier } from '../shared/ingest.ts';
 
-const SQS_BATCH = 10;
+/** SendMessageBatch: entries per request. */
+export const SQS_MAX_BATCH_ENTRIES = 10;
+/** SendMessageBatch: the sum of the message sizes in one request (1 MiB). */
+export const SQS_MAX_REQUEST_BYTES = 1_048_576;
+/** The largest MaximumMessageSize a queue can have, and the default of queues created since 2025. */
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
+
+/**
+ * Groups bodies (by index, in order) into requests that respect the entry and byte limits.
+ * A body larger than `maxMessageBytes` is set aside in `oversize`, never sent.
+ */
+export const packBodies = (
+  bodies: readonly string[],
+  maxMessageBytes: number,
+): { readonly requests: number[][]; readonly oversize: number[] } => {
+  const requests: number[][] = [];
+  const oversize: number[] = [];
+  let current: number[] = [];
+  let currentBytes = 0;
+  for (const [index, body] of bodies.entries()) {
+    const bytes = Buffer.byteLength(body, 'utf8');
+    if (bytes > maxMessageBytes || bytes > SQS_MAX_REQUEST_BYTES) {
+      oversize.push(index);
+      continue;
+    }
+    if (
+      current.length === SQS_MAX_BATCH_ENTRIES ||
+      (current.length > 0 && currentBytes + bytes > SQS_MAX_REQUEST_BYTES)
+    ) {
+      requests.push(current);
+      current = [];
+      currentBytes = 0;
+    }
+    current.push(index);
+    currentBytes += bytes;
+  }
+  if (current.length > 0) requests.push(current);
+  return { requests, oversize };
+};
+
+/** The queue's MaximumMessageSize in bytes. */
+export const queueMessageLimit = async (sqs: SQSClient, queueUrl: string): Promise<number> => {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['MaximumMessageSize'] }),
+  );
+  const limit = Number(out.Attributes?.MaximumMessageSize);
+  return Number.isInteger(limit) && limit > 0 ? limit : SQS_MAX_MESSAGE_BYTES;
+};
+
+/** A body SQS will never take: too large, or refused as the sender's fault. */
+export interface RefusedBody {
+  readonly index: number;
+  readonly reason: string;
+}
+
+export interface SendBodiesOptions {
+  /** The queue's MaximumMessageSize. Default SQS_MAX_MESSAGE_BYTES. */
+  readonly maxMessageBytes?: number;
+  /** Messages per second at most; default as fast as possible. */
+  readonly rate?: number;
+  /** Attempts for entries that fail through no fault of their own. Default 8. */
+  readonly attempts?: number;
+  readonly onProgress?: (sent: number, total: number) => void;
+}
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Sends every body as one message, in order, packed by size. Entries failing through no fault
+ * of their own are retried with backoff; bodies SQS refuses for good are returned, and the
+ * rest still go.
+ */
+export const sendBodies = async (
+  sqs: SQSClient,
+  queueUrl: string,
+  bodies: readonly string[],
+  options: SendBodiesOptions = {},
+): Promise<{ readonly sent: number; readonly refused: readonly RefusedBody[] }> => {
+  const maxMessageBytes = options.maxMessageBytes ?? SQS_MAX_MESSAGE_BYTES;
+  const { requests, oversize } = packBodies(bodies, maxMessageBytes);
+  const refused: RefusedBody[] = oversize.map((index) => ({
+    index,
+    reason: `the body is ${Buffer.byteLength(bodies[index] ?? '', 'utf8')} bytes; the queue takes at most ${maxMessageBytes}`,
+  }));
+  const attempts = options.attempts ?? 8;
+  const started = Date.now();
+  let sent = 0;
+  for (const request of requests) {
+    let pending = request;
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      if (options.rate) {
+        const ahead = started + ((sent + pending.length) / options.rate) * 1000 - Date.now();
+        if (ahead > 0) await delay(ahead);
+      }
+      const out = await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: pending.map((index) => ({ Id: String(index), MessageBody: bodies[index] })),
+        }),
+      );
+      sent += out.Successful?.length ?? 0;
+      const retry: number[] = [];
+      for (const failure of out.Failed ?? []) {
+        const index = Number(failure.Id);
+        if (failure.SenderFault) {
+          refused.push({ index, reason: `${failure.Code} ${failure.Message ?? ''}`.trim() });
+        } else retry.push(index);
+      }
+      pending = retry;
+      if (pending.length > 0 && attempt >= attempts) {
+        throw new Error(
+          `${pending.length} messages still failing after ${attempt} attempts: ${(out.Failed ?? []).map((f) => f.Code).join(', ')}`,
+        );
+      }
+      if (pending.length > 0) await delay(50 * 2 ** attempt);
+    }
+    options.onProgress?.(sent, bodies.length);
+  }
+  return { sent, refused: refused.sort((a, b) => a.index - b.index) };
+};
 
 /** Asks the aggregator to recompute hours: one message per hour, duplicates are harmless. */
 export class SqsHourNotifier implements HourNotifier {
@@ -14,21 +143,18 @@ export class SqsHourNotifier implements HourNotifier {
   }
 
   async notifyHours(hours: readonly string[]): Promise<void> {
-    for (let i = 0; i < hours.length; i += SQS_BATCH) {
-      const chunk = hours.slice(i, i + SQS_BATCH);
-      const out = await this.#client.send(
-        new SendMessageBatchCommand({
-          QueueUrl: this.#queueUrl,
-          Entries: chunk.map((hour, j) => ({ Id: `h${j}`, MessageBody: JSON.stringify({ hour }) })),
-        }),
+    const { refused } = await sendBodies(
+      this.#client,
+      this.#queueUrl,
+      hours.map((hour) => JSON.stringify({ hour })),
+      // The batch is already committed: if a send keeps failing, the message fails, and its
+      // redelivery (a duplicate for the ledger) notifies again.
+      { attempts: 3 },
+    );
+    if (refused.length > 0) {
+      throw new Error(
+        `could not notify hours: ${refused.map((r) => `${hours[r.index]}: ${r.reason}`).join('; ')}`,
       );
-      if (out.Failed?.length) {
-        // The batch is already committed; failing the message makes SQS redeliver it, and the
-        // redelivery (a duplicate for the ledger) notifies again.
-        throw new Error(
-          `could not notify hours: ${out.Failed.map((f) => `${f.Code} ${f.Message ?? ''}`).join('; ')}`,
-        );
-      }
     }
   }
 }

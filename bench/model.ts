@@ -1,8 +1,11 @@
 /**
  * The reference model: what a stream of distinct batches must produce, computed independently
- * of onceflow's code (each batch counted once, each order holding its newest event).
+ * of onceflow's code (each batch counted once, each order holding its newest event). It shares
+ * only data with production (the ISO 4217 exponents), and its own implementation of the one
+ * tie order: event ids compared by their UTF-8 bytes, as DynamoDB compares them.
  */
 import type { GeneratedEvent } from '../cli/generate.ts';
+import { currencyExponent } from '../shared/currencies.ts';
 
 export interface ModelHour {
   readonly hour: string;
@@ -10,28 +13,50 @@ export interface ModelHour {
   readonly byStatus: Record<string, { events: number; amounts: Record<string, string> }>;
 }
 
-const cents = (amount: string) => {
-  const [whole = '0', fraction = ''] = amount.split('.');
-  return BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0'));
+const exponent = (currency: string) => {
+  const e = currencyExponent(currency);
+  if (e === undefined) throw new Error(`the model has no exponent for ${currency}`);
+  return e;
 };
-const decimal = (minor: bigint) => `${minor / 100n}.${(minor % 100n).toString().padStart(2, '0')}`;
+const minorUnits = (amount: string, currency: string) => {
+  const [whole = '0', fraction = ''] = amount.split('.');
+  return BigInt(`${whole}${fraction.padEnd(exponent(currency), '0')}`);
+};
+const decimal = (minor: bigint, currency: string) => {
+  const digits = exponent(currency);
+  const text = minor.toString().padStart(digits + 1, '0');
+  return digits === 0 ? text : `${text.slice(0, -digits)}.${text.slice(-digits)}`;
+};
+/** UTF-8 byte order, computed on the bytes themselves. */
+const utf8Greater = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b)) > 0;
+/** Event time as a sortable instant: Date for the second, the digits as sent below it. */
+const instant = (eventTime: string) => {
+  const m = /^(.*?:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/i.exec(eventTime);
+  const whole = Date.parse(`${m?.[1] ?? eventTime}${m?.[3] ?? ''}`);
+  return { seconds: whole, fraction: (m?.[2] ?? '').padEnd(9, '0') };
+};
+const later = (a: ReturnType<typeof instant>, b: ReturnType<typeof instant>) =>
+  a.seconds > b.seconds || (a.seconds === b.seconds && a.fraction > b.fraction);
+const same = (a: ReturnType<typeof instant>, b: ReturnType<typeof instant>) =>
+  a.seconds === b.seconds && a.fraction === b.fraction;
 
 export const referenceModel = (batches: readonly { events: readonly GeneratedEvent[] }[]) => {
   const newest = new Map<string, GeneratedEvent>();
   const hours = new Map<string, Map<string, Map<string, { n: number; minor: bigint }>>>();
   for (const e of batches.flatMap((b) => b.events)) {
-    const t = Date.parse(e.eventTime);
+    const t = instant(e.eventTime);
     const current = newest.get(e.orderId);
-    const ct = current ? Date.parse(current.eventTime) : Number.NEGATIVE_INFINITY;
-    if (!current || t > ct || (t === ct && e.eventId > current.eventId)) newest.set(e.orderId, e);
-    const hour = `${new Date(t).toISOString().slice(0, 13)}:00:00Z`;
+    const ct = current ? instant(current.eventTime) : undefined;
+    if (!ct || later(t, ct) || (same(t, ct) && utf8Greater(e.eventId, current?.eventId ?? '')))
+      newest.set(e.orderId, e);
+    const hour = `${new Date(t.seconds).toISOString().slice(0, 13)}:00:00Z`;
     const byStatus = hours.get(hour) ?? new Map();
     hours.set(hour, byStatus);
     const byCurrency = byStatus.get(e.status) ?? new Map();
     byStatus.set(e.status, byCurrency);
     const cell = byCurrency.get(e.currency) ?? { n: 0, minor: 0n };
     cell.n++;
-    cell.minor += cents(e.amount);
+    cell.minor += minorUnits(e.amount, e.currency);
     byCurrency.set(e.currency, cell);
   }
   const orders = [...newest.values()]
@@ -52,7 +77,7 @@ export const referenceModel = (batches: readonly { events: readonly GeneratedEve
       const amounts: Record<string, string> = {};
       for (const [currency, cell] of [...byCurrency.entries()].sort()) {
         n += cell.n;
-        amounts[currency] = decimal(cell.minor);
+        amounts[currency] = decimal(cell.minor, currency);
       }
       byStatus[status] = { events: n, amounts };
       events += n;

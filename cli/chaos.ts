@@ -18,7 +18,6 @@ import {
   ListMessageMoveTasksCommand,
   type Message,
   ReceiveMessageCommand,
-  SendMessageBatchCommand,
   SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
@@ -28,6 +27,7 @@ import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { AwsClients } from '../adapters/clients.ts';
 import { DynamoOrderStore } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
+import { sendBodies } from '../adapters/sqs.ts';
 import { aggregatorPorts, ingestPorts, ingestSettings } from '../adapters/wiring.ts';
 import { referenceModel } from '../bench/model.ts';
 import { createAggregateHandler } from '../functions/aggregate-hours.ts';
@@ -237,16 +237,8 @@ export const runSchedule = async (
     });
 
   const send = async (bodies: readonly string[]) => {
-    for (let i = 0; i < bodies.length; i += 10) {
-      await admin.sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: orders.url,
-          Entries: bodies
-            .slice(i, i + 10)
-            .map((MessageBody, j) => ({ Id: String(j), MessageBody })),
-        }),
-      );
-    }
+    const { refused } = await sendBodies(admin.sqs, orders.url, bodies);
+    if (refused.length > 0) throw new Error(`chaos bodies refused: ${JSON.stringify(refused)}`);
   };
 
   /** The event source mapping, with two concurrent pollers; sometimes a batch runs twice at once. */

@@ -138,13 +138,14 @@ program
       const lines = text.split('\n').filter((l) => l.trim() !== '');
       const t = await target();
       const bar = progress('sending');
-      const { sent } = await sendLines(t, lines, {
+      const { sent, refused } = await sendLines(t, lines, {
         ...(options.rate ? { rate: options.rate } : {}),
         onProgress: bar.update,
       });
       bar.stop();
       console.log(`sent ${sent} messages to ${t.output('OrdersQueueUrl')}`);
-      return 0;
+      for (const r of refused) console.error(`line ${r.line} was not sent: ${r.reason}`);
+      return refused.length > 0 ? 1 : 0;
     }),
   );
 
@@ -325,10 +326,11 @@ replay
       const interval = parseInterval(o.from, o.to, true);
       if (!interval) return 1;
       const bar = progress('replaying');
-      const { batches } = await replayArchive(await target(), interval, bar.update);
+      const { batches, refused } = await replayArchive(await target(), interval, bar.update);
       bar.stop();
       console.log(`re-sent ${batches} archived batches`);
-      return 0;
+      for (const r of refused) console.error(`${r.key} was not sent: ${r.reason}`);
+      return refused.length > 0 ? 1 : 0;
     }),
   );
 

@@ -4,13 +4,10 @@ import { join } from 'node:path';
 import { CloudWatchClient, GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
 import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import {
-  ListMessageMoveTasksCommand,
-  SendMessageBatchCommand,
-  StartMessageMoveTaskCommand,
-} from '@aws-sdk/client-sqs';
+import { ListMessageMoveTasksCommand, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
 import { DynamoCounterReader } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
+import { queueMessageLimit, sendBodies } from '../adapters/sqs.ts';
 import type { AggregatorPorts } from '../shared/aggregator.ts';
 import { planHour, publishHour } from '../shared/aggregator.ts';
 import { BATCH_PK_PREFIX, HOUR_PK_PREFIX, RAW_PREFIX, REJECT_PREFIX } from '../shared/keys.ts';
@@ -64,40 +61,21 @@ export interface SendOptions {
   readonly onProgress?: (sent: number, total: number) => void;
 }
 
-/** Sends each line as one message body, ten per call, retrying failed entries. */
+/**
+ * Sends each line as one message body, packed by size into as few requests as SQS allows. A
+ * body the queue can never take is reported (1-based line number and why); the rest still go.
+ */
 export const sendLines = async (
   target: Target,
   lines: readonly string[],
   options: SendOptions = {},
 ) => {
   const queueUrl = target.output('OrdersQueueUrl');
-  const started = Date.now();
-  let sent = 0;
-  for (let i = 0; i < lines.length; i += 10) {
-    let entries = lines.slice(i, i + 10).map((MessageBody, j) => ({ Id: String(j), MessageBody }));
-    for (let attempt = 1; entries.length > 0; attempt++) {
-      if (options.rate) {
-        const ahead = started + ((sent + entries.length) / options.rate) * 1000 - Date.now();
-        if (ahead > 0) await delay(ahead);
-      }
-      const out = await target.clients.sqs.send(
-        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }),
-      );
-      sent += out.Successful?.length ?? 0;
-      const failed = new Set((out.Failed ?? []).map((f) => f.Id));
-      const senderFault = (out.Failed ?? []).find((f) => f.SenderFault);
-      if (senderFault)
-        throw new CliError(
-          `line ${i + Number(senderFault.Id) + 1} was refused: ${senderFault.Code} ${senderFault.Message ?? ''}`,
-        );
-      entries = entries.filter((e) => failed.has(e.Id));
-      if (entries.length && attempt >= 8)
-        throw new CliError(`${entries.length} messages still failing after ${attempt} attempts`);
-      if (entries.length) await delay(100 * 2 ** attempt);
-    }
-    options.onProgress?.(sent, lines.length);
-  }
-  return { sent };
+  const { sent, refused } = await sendBodies(target.clients.sqs, queueUrl, lines, {
+    maxMessageBytes: await queueMessageLimit(target.clients.sqs, queueUrl),
+    ...options,
+  });
+  return { sent, refused: refused.map((r) => ({ line: r.index + 1, reason: r.reason })) };
 };
 
 // ---------- rejects
@@ -204,8 +182,11 @@ export const replayArchive = async (
     const out = await target.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     bodies.push((await out.Body?.transformToString()) ?? '');
   }
-  await sendLines(target, bodies, onProgress ? { onProgress } : {});
-  return { batches: bodies.length };
+  const { sent, refused } = await sendLines(target, bodies, onProgress ? { onProgress } : {});
+  return {
+    batches: sent,
+    refused: refused.map((r) => ({ key: keys[r.line - 1] ?? '', reason: r.reason })),
+  };
 };
 
 // ---------- reconcile and verify

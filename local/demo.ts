@@ -5,9 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GetQueueAttributesCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { DynamoOrderStore } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
+import { sendBodies } from '../adapters/sqs.ts';
 import { eventsChart, hourlyTable, ordersTable } from '../cli/render.ts';
 import type { HourAggregate } from '../shared/aggregate.ts';
 import type { OrderView } from '../shared/order-state.ts';
@@ -58,12 +59,7 @@ export const runDemo = async (runtime: LocalRuntime, io: DemoIo): Promise<DemoRe
     when: (call, fn) => call.action === 'TransactWriteItems' && fn === ingest,
   });
   const bodies = [...batches, batches[1] ?? ''];
-  await runtime.clients.sqs.send(
-    new SendMessageBatchCommand({
-      QueueUrl: ordersQueue,
-      Entries: bodies.map((body, i) => ({ Id: String(i), MessageBody: body })),
-    }),
-  );
+  await sendBodies(runtime.clients.sqs, ordersQueue, bodies);
   io.print(`sent ${batches.length} batches from seed-orders, and batch 2 a second time`);
 
   const queues = runtime.stack.mappings.flatMap((m) =>

@@ -15,7 +15,7 @@ import {
 import { startDynamoLocal } from './dynamodb-local.ts';
 import { type AnswerHook, forward, readBodyBytes, requestUpstream } from './http.ts';
 import { freePort } from './net.ts';
-import { isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
+import { answerInjectedConflict, isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
 
 export const LOCAL_REGION = 'us-east-1';
@@ -177,6 +177,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       const sqsAction = typeof target === 'string' ? target.replace(/^AmazonSQS\./, '') : undefined;
       const moveAction = MOVE_TASK_ACTIONS.find((a) => a === sqsAction);
       if (gaps.moveTasks && moveAction) return moveTasks.handle(req, res, moveAction);
+      if (answerInjectedConflict(req, res)) return;
       if (gaps.s3Preconditions && isObjectWrite(req))
         return preconditions.handle(req, res, onAnswer);
       return forward(req, res, fauxqsEndpoint, onAnswer);

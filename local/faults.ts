@@ -7,7 +7,14 @@ import {
   ProvisionedThroughputExceededException,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
-import type { InitializeHandlerOptions, InitializeMiddleware, MetadataBearer } from '@smithy/types';
+import type {
+  BuildHandlerOptions,
+  BuildMiddleware,
+  InitializeHandlerOptions,
+  InitializeMiddleware,
+  MetadataBearer,
+} from '@smithy/types';
+import { CONFLICT_FAULT, CONFLICT_FAULT_HEADER } from './s3-preconditions.ts';
 
 /**
  * `throttle`: DynamoDB's ProvisionedThroughputExceededException; `throttling`: the generic
@@ -18,7 +25,9 @@ export type FaultKind =
   | 'crash-after'
   | 'throttle'
   | 'throttling'
-  | 'transaction-conflict';
+  | 'transaction-conflict'
+  /** S3's 409 ConditionalRequestConflict, answered by the local edge (conditional writes only). */
+  | 's3-conflict';
 
 /** A call site: the command plus what it writes (`PutItem:order`, `PutObject:raw`, …). */
 export const callSite = (command: string, input: unknown): string => {
@@ -80,8 +89,15 @@ type AnyClient = {
       mw: InitializeMiddleware<object, MetadataBearer>,
       options: InitializeHandlerOptions & { name: string; override?: boolean },
     ): void;
+    add(
+      mw: BuildMiddleware<object, MetadataBearer>,
+      options: BuildHandlerOptions & { name: string; override?: boolean },
+    ): void;
   };
 };
+
+/** Marks a call's context so the build step asks the edge for a 409 on the wire. */
+const WANTS_CONFLICT = Symbol('onceflowConflict');
 
 const faultError = (kind: FaultKind, site: string): Error => {
   switch (kind) {
@@ -128,6 +144,11 @@ export class FaultInjector {
         const site = callSite(context.commandName ?? 'unknown', args.input);
         this.calls.set(site, (this.calls.get(site) ?? 0) + 1);
         const rule = this.#match(site, args.input);
+        if (rule?.kind === 's3-conflict') {
+          this.fired.push(`${rule.kind}@${site}`);
+          (context as Record<symbol, unknown>)[WANTS_CONFLICT] = true;
+          return next(args);
+        }
         if (rule && rule.kind !== 'crash-after') {
           this.fired.push(`${rule.kind}@${site}`);
           throw faultError(rule.kind, site);
@@ -140,6 +161,16 @@ export class FaultInjector {
         return output;
       },
       { step: 'initialize', name: 'onceflowFaults', override: true },
+    );
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const request = args.request as { headers?: Record<string, string> };
+        if ((context as Record<symbol, unknown>)[WANTS_CONFLICT] && request.headers) {
+          request.headers[CONFLICT_FAULT_HEADER] = CONFLICT_FAULT;
+        }
+        return next(args);
+      },
+      { step: 'build', name: 'onceflowConflictFaults', override: true },
     );
     return client;
   }

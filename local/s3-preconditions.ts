@@ -34,6 +34,29 @@ export const isObjectWrite = (req: IncomingMessage): boolean => {
   return req.headers['x-amz-copy-source'] === undefined;
 };
 
+/**
+ * The header a fault injector sets on a conditional write to have the edge answer it as S3 does
+ * when another conditional write to the same key is in flight. The SDK then parses a real 409
+ * answer, so the whole error path is exercised, not an error object made up in-process.
+ */
+export const CONFLICT_FAULT_HEADER = 'x-onceflow-fault';
+export const CONFLICT_FAULT = 'conditional-request-conflict';
+
+/** Answers 409 ConditionalRequestConflict to a conditional object write that asks for it. */
+export const answerInjectedConflict = (req: IncomingMessage, res: ServerResponse): boolean => {
+  if (req.headers[CONFLICT_FAULT_HEADER] !== CONFLICT_FAULT || !isObjectWrite(req)) return false;
+  if (req.headers['if-match'] === undefined && req.headers['if-none-match'] === undefined)
+    return false;
+  req.resume();
+  s3Error(
+    res,
+    409,
+    'ConditionalRequestConflict',
+    'A conflicting conditional operation is currently in progress against this resource. Please try again.',
+  );
+  return true;
+};
+
 export class S3Preconditions {
   readonly #upstream: string;
   readonly #locks = new Map<string, Promise<void>>();

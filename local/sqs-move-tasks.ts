@@ -12,11 +12,13 @@ import {
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   ListQueuesCommand,
+  type Message,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import * as v from 'valibot';
+import { packBodies, SQS_MAX_MESSAGE_BYTES } from '../adapters/sqs.ts';
 import { readBody } from './http.ts';
 
 export const MOVE_TASK_ACTIONS = [
@@ -217,20 +219,33 @@ export class SqsMoveTasks {
       );
       const messages = received.Messages ?? [];
       if (messages.length === 0) break;
-      const sent = await this.#sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: destinationUrl,
-          Entries: messages.map((m, i) => ({
-            Id: String(i),
-            MessageBody: m.Body ?? '',
-            ...(m.MessageAttributes && Object.keys(m.MessageAttributes).length
-              ? { MessageAttributes: m.MessageAttributes }
-              : {}),
-          })),
-        }),
-      );
-      const ok = new Set((sent.Successful ?? []).map((s) => Number(s.Id)));
-      const done = messages.filter((_, i) => ok.has(i));
+      // Received messages can each be up to 1 MiB: re-pack them so a request stays within
+      // SQS's 1 MiB per SendMessageBatch (attributes are small; bodies dominate).
+      const done: Message[] = [];
+      for (const pack of packBodies(
+        messages.map((m) => m.Body ?? ''),
+        SQS_MAX_MESSAGE_BYTES,
+      ).requests) {
+        const sent = await this.#sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: destinationUrl,
+            Entries: pack.map((i) => {
+              const m = messages[i];
+              return {
+                Id: String(i),
+                MessageBody: m?.Body ?? '',
+                ...(m?.MessageAttributes && Object.keys(m.MessageAttributes).length
+                  ? { MessageAttributes: m.MessageAttributes }
+                  : {}),
+              };
+            }),
+          }),
+        );
+        for (const s of sent.Successful ?? []) {
+          const m = messages[Number(s.Id)];
+          if (m) done.push(m);
+        }
+      }
       if (done.length) {
         await this.#sqs.send(
           new DeleteMessageBatchCommand({

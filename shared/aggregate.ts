@@ -3,6 +3,7 @@
  * exact decimal strings.
  */
 import * as v from 'valibot';
+import { currencyExponent } from './currencies.ts';
 import { fromMinorUnits } from './money.ts';
 import type { OrderEvent } from './schema.ts';
 
@@ -14,25 +15,35 @@ export interface Cell {
   readonly amountMinor: bigint;
 }
 
-/** The increments a batch adds to one hour. */
-export interface HourDelta {
+/**
+ * The increments a batch adds to one counter item: one hour and one currency. Keeping a
+ * currency per item bounds the item (at most one cell per status, whatever the hour collects
+ * over time), so a commit's size and cost never grow with the hour's history.
+ */
+export interface CounterDelta {
   readonly hour: string;
+  readonly currency: string;
+  /** One per status present, sorted by status. */
   readonly cells: readonly Cell[];
 }
 
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Groups events into per-hour, per-(status, currency) increments, in a deterministic order. */
-export const hourDeltas = (events: readonly OrderEvent[]): HourDelta[] => {
-  const byHour = new Map<
+/** Groups events into per-(hour, currency) increments by status, in a deterministic order. */
+export const counterDeltas = (events: readonly OrderEvent[]): CounterDelta[] => {
+  const items = new Map<
     string,
-    Map<string, { status: string; currency: string; events: bigint; amountMinor: bigint }>
+    {
+      hour: string;
+      currency: string;
+      cells: Map<string, { status: string; currency: string; events: bigint; amountMinor: bigint }>;
+    }
   >();
   for (const e of events) {
-    const cells = byHour.get(e.hour) ?? new Map();
-    byHour.set(e.hour, cells);
-    const key = `${e.status}:${e.currency}`;
-    const cell = cells.get(key) ?? {
+    const itemKey = `${e.hour}|${e.currency}`;
+    const item = items.get(itemKey) ?? { hour: e.hour, currency: e.currency, cells: new Map() };
+    items.set(itemKey, item);
+    const cell = item.cells.get(e.status) ?? {
       status: e.status,
       currency: e.currency,
       events: 0n,
@@ -40,21 +51,20 @@ export const hourDeltas = (events: readonly OrderEvent[]): HourDelta[] => {
     };
     cell.events += 1n;
     cell.amountMinor += e.amountMinor;
-    cells.set(key, cell);
+    item.cells.set(e.status, cell);
   }
-  return [...byHour.entries()]
-    .sort(([a], [b]) => compareText(a, b))
-    .map(([hour, cells]) => ({
+  return [...items.values()]
+    .sort((a, b) => compareText(a.hour, b.hour) || compareText(a.currency, b.currency))
+    .map(({ hour, currency, cells }) => ({
       hour,
-      cells: [...cells.values()].sort(
-        (a, b) => compareText(a.status, b.status) || compareText(a.currency, b.currency),
-      ),
+      currency,
+      cells: [...cells.values()].sort((a, b) => compareText(a.status, b.status)),
     }));
 };
 
-/** One counter item (a shard of an hour) as read back from the store. */
+/** One counter item (an hour's shard for one currency) as read back from the store. */
 export interface CounterShard {
-  /** How many committed batch parts touched this shard: grows by one per commit. */
+  /** How many committed batch parts touched this item: grows by one per commit. */
   readonly updates: bigint;
   readonly cells: readonly Cell[];
 }
@@ -72,6 +82,16 @@ export interface HourAggregate {
   /** Sum of the shards' update counts: grows with every commit that touches the hour. */
   readonly revision: number;
 }
+
+/**
+ * Counters hold minor units of the currency's ISO 4217 exponent. A code withdrawn from the list
+ * while counters still hold it must stay renderable: move it to a withdrawn list, never delete it.
+ */
+const exponentOf = (currency: string): number => {
+  const exponent = currencyExponent(currency);
+  if (exponent === undefined) throw new TypeError(`no ISO 4217 exponent for ${currency}`);
+  return exponent;
+};
 
 /** Sums the shards of one hour. Keys are sorted so equal aggregates serialise identically. */
 export const aggregateHour = (hour: string, shards: readonly CounterShard[]): HourAggregate => {
@@ -101,7 +121,7 @@ export const aggregateHour = (hour: string, shards: readonly CounterShard[]): Ho
       const sum = byCurrency.get(currency);
       if (!sum) continue;
       statusEvents += sum.events;
-      amounts[currency] = fromMinorUnits(sum.amountMinor);
+      amounts[currency] = fromMinorUnits(sum.amountMinor, exponentOf(currency));
     }
     byStatus[status] = { events: Number(statusEvents), amounts };
   }

@@ -9,7 +9,7 @@
  * same state. The claim stores the digest first, so a reused batch id with other content is
  * stopped before it touches anything.
  */
-import { type HourDelta, hourDeltas } from './aggregate.ts';
+import { type CounterDelta, counterDeltas } from './aggregate.ts';
 import { mapLimit } from './concurrency.ts';
 import { batchDigest, stableHash } from './digest.ts';
 import { BatchConflictError, InvalidMessageError, type RejectReason } from './errors.ts';
@@ -18,8 +18,8 @@ import { newestPerOrder } from './order-state.ts';
 import { type OrderBatch, type OrderEvent, validateBatch } from './schema.ts';
 import { formatHour } from './time.ts';
 
-/** DynamoDB transactions hold 100 items: one is the ledger, the rest counter items. */
-export const MAX_HOURS_PER_PART = 99;
+/** DynamoDB transactions hold 100 items: one is the ledger entry, the rest counter items. */
+export const MAX_COUNTERS_PER_PART = 99;
 
 export interface BatchPlan {
   readonly batch: OrderBatch;
@@ -30,8 +30,11 @@ export interface BatchPlan {
   readonly orderUpdates: readonly OrderEvent[];
   /** Distinct UTC hours touched, sorted. */
   readonly hours: readonly string[];
-  /** Counter increments, split so that each part fits one transaction. */
-  readonly parts: readonly (readonly HourDelta[])[];
+  /**
+   * Counter increments, one per (hour, currency), split so that each part fits one transaction.
+   * Parts are committed in order, each once; the batch is applied when its last part is.
+   */
+  readonly parts: readonly (readonly CounterDelta[])[];
   readonly archiveKey: string;
   readonly earliestMs: number;
   readonly latestMs: number;
@@ -39,13 +42,17 @@ export interface BatchPlan {
 
 export interface PlanOptions {
   readonly counterShards: number;
-  readonly maxHoursPerPart?: number;
+  /** Counter items per transaction; default and maximum MAX_COUNTERS_PER_PART. */
+  readonly maxCountersPerPart?: number;
 }
 
 export const planBatch = (batch: OrderBatch, options: PlanOptions): BatchPlan => {
-  const deltas = hourDeltas(batch.events);
-  const perPart = options.maxHoursPerPart ?? MAX_HOURS_PER_PART;
-  const parts: HourDelta[][] = [];
+  const deltas = counterDeltas(batch.events);
+  const perPart = Math.min(
+    options.maxCountersPerPart ?? MAX_COUNTERS_PER_PART,
+    MAX_COUNTERS_PER_PART,
+  );
+  const parts: CounterDelta[][] = [];
   for (let i = 0; i < deltas.length; i += perPart) parts.push(deltas.slice(i, i + perPart));
   const times = batch.events.map((e) => e.epochMs);
   const earliestMs = Math.min(...times);
@@ -54,7 +61,7 @@ export const planBatch = (batch: OrderBatch, options: PlanOptions): BatchPlan =>
     digest: batchDigest(batch),
     shard: stableHash(batch.batchId).readUInt32BE(0) % options.counterShards,
     orderUpdates: newestPerOrder(batch.events),
-    hours: deltas.map((d) => d.hour),
+    hours: [...new Set(deltas.map((d) => d.hour))],
     parts,
     archiveKey: rawArchiveKey(batch.batchId, formatHour(earliestMs)),
     earliestMs,
@@ -75,7 +82,10 @@ export type ClaimResult =
 export interface Ledger {
   /** Creates the ledger entry unless one exists; returns the existing one otherwise. */
   claim(plan: BatchPlan, expiresAtSeconds: number | undefined): Promise<ClaimResult>;
-  /** Atomically marks `part` done and adds its counters; false if the part was already done. */
+  /**
+   * Atomically marks `part` done and adds its counters. True only when this call performed the
+   * commit; false when the part was already done (by an earlier or a concurrent delivery).
+   */
   commitPart(plan: BatchPlan, part: number): Promise<boolean>;
 }
 
@@ -198,14 +208,17 @@ const claimAndApply = async (
   const applied = await mapLimit(plan.orderUpdates, settings.writeConcurrency, (event) =>
     ports.orders.applyNewest(event, plan.batch.batchId),
   );
-  let committedNow = 0;
+  // Parts commit in order, and a delivery moves past a part only once it is done, so the
+  // delivery that commits the last part is the one that completed the batch: it alone reports
+  // `applied`, and a concurrent twin that committed none or only earlier parts a `duplicate`.
+  let completedHere = false;
   for (const [part] of plan.parts.entries()) {
     if (done.has(part)) continue;
-    if (await ports.ledger.commitPart(plan, part)) committedNow++;
+    const committed = await ports.ledger.commitPart(plan, part);
+    completedHere = committed && part === plan.parts.length - 1;
   }
   await ports.notifier.notifyHours(plan.hours);
-  // A concurrent twin committed every remaining part first: this delivery was the duplicate.
-  if (committedNow === 0) return { kind: 'duplicate', plan };
+  if (!completedHere) return { kind: 'duplicate', plan };
   return {
     kind: 'applied',
     plan,

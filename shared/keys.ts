@@ -11,17 +11,8 @@ export const ledgerKey = (batchId: string) => ({
   sk: LEDGER_SK,
 });
 export const orderKey = (orderId: string) => ({ pk: `${ORDER_PK_PREFIX}${orderId}`, sk: ORDER_SK });
-/** Counter items of one hour share a partition; the sort key is the shard. */
+/** Counter items of one hour share a partition, so one query reads the whole hour. */
 export const hourPartition = (hour: string) => `${HOUR_PK_PREFIX}${hour}`;
-export const counterKey = (hour: string, shard: number) => ({
-  pk: hourPartition(hour),
-  sk: `SHARD#${shard.toString().padStart(3, '0')}`,
-});
-
-/** Counter attributes are top-level (DynamoDB ADD only works on top-level attributes). */
-export const eventsAttribute = (status: string, currency: string) => `n:${status}:${currency}`;
-export const amountAttribute = (status: string, currency: string) => `a:${status}:${currency}`;
-export const COUNTER_ATTRIBUTE = /^([na]):([a-z]+):([A-Z]{3})$/;
 
 export const AGGREGATE_PREFIX = 'aggregates/hourly/';
 /** `2026-10-01T09:00:00Z` → `aggregates/hourly/date=2026-10-01/hour=09.json` */

@@ -1,13 +1,34 @@
 import type { OrderEvent } from './schema.ts';
 
 /**
- * Newest wins: the greater (event time, event id) pair. The event id breaks ties so the
- * winner does not depend on arrival order.
+ * Compares strings by their UTF-8 bytes, the order DynamoDB uses for keys and conditions
+ * (`eventId < :eid`). JavaScript's `<` compares UTF-16 code units instead, and the two disagree
+ * when a supplementary character (a surrogate pair, U+D800–U+DFFF) meets one in
+ * U+E000–U+FFFF. UTF-8 byte order is code-point order, so at the first differing unit the
+ * surrogates are moved above U+FFFF before comparing.
+ */
+export const compareUtf8 = (a: string, b: string): number => {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const rank = (c: number) => (c >= 0xd800 && c <= 0xdfff ? c + 0x10000 : c);
+    return rank(x) - rank(y);
+  }
+  return a.length - b.length;
+};
+
+/**
+ * Newest wins: the greater (event time, event id) pair, ids compared by UTF-8 bytes as the
+ * table's condition compares them, so the winner depends neither on arrival order nor on how
+ * the events were batched.
  */
 export const isNewer = (
   a: Pick<OrderEvent, 'instant' | 'eventId'>,
   b: Pick<OrderEvent, 'instant' | 'eventId'>,
-): boolean => a.instant > b.instant || (a.instant === b.instant && a.eventId > b.eventId);
+): boolean =>
+  a.instant > b.instant || (a.instant === b.instant && compareUtf8(a.eventId, b.eventId) > 0);
 
 /** The newest event of each order in a batch: one write per order instead of one per event. */
 export const newestPerOrder = (events: readonly OrderEvent[]): OrderEvent[] => {

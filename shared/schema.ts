@@ -3,8 +3,9 @@
  * of the code never sees an unchecked value.
  */
 import * as v from 'valibot';
+import { CURRENCIES, currencyExponent, MAX_CURRENCY_EXPONENT } from './currencies.ts';
 import { toMinorUnits } from './money.ts';
-import { hourOf, parseEventTime, parseHour } from './time.ts';
+import { hourOf, parseHour, readEventTime } from './time.ts';
 
 export const ORDER_STATUSES = [
   'placed',
@@ -17,8 +18,15 @@ export const ORDER_STATUSES = [
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
 export const MAX_EVENTS_PER_BATCH = 500;
-/** Fifteen integer digits: sums of a whole batch stay far inside DynamoDB's 38-digit numbers. */
-const AMOUNT = /^(0|[1-9]\d{0,14})(\.\d{1,2})?$/;
+/**
+ * Fifteen integer digits and at most the currency's exponent in fraction digits: one event is
+ * below 10^19 minor units, so even 10^18 batches' worth of them in one counter stay inside
+ * DynamoDB's 38 significant digits.
+ */
+export const MAX_AMOUNT_INTEGER_DIGITS = 15;
+const AMOUNT = new RegExp(
+  `^(0|[1-9]\\d{0,${MAX_AMOUNT_INTEGER_DIGITS - 1}})(\\.\\d{1,${MAX_CURRENCY_EXPONENT}})?$`,
+);
 
 /** Strings must be well-formed Unicode (JSON can carry lone surrogates) and free of controls. */
 const text = (max: number) =>
@@ -39,32 +47,57 @@ export const BatchIdSchema = v.pipe(
 const EventTimeSchema = v.pipe(
   v.string('must be a string'),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
-    const instant = parseEventTime(dataset.value);
-    if (!instant) {
-      addIssue({ message: 'must be an RFC 3339 timestamp with an offset (Z or ±hh:mm)' });
+    const result = readEventTime(dataset.value);
+    if (!result.ok) {
+      addIssue({ message: result.problem });
       return NEVER;
     }
-    return { text: dataset.value, instant, hour: hourOf(instant) };
+    return { text: dataset.value, instant: result.instant, hour: hourOf(result.instant) };
   }),
 );
 
-export const OrderEventSchema = v.strictObject(
-  {
-    eventId: text(128),
-    orderId: text(128),
-    customerId: text(128),
-    status: v.picklist(ORDER_STATUSES, `must be one of ${ORDER_STATUSES.join(', ')}`),
-    amount: v.pipe(
-      v.string('must be a decimal string such as "25.50"'),
-      v.regex(AMOUNT, 'must be a non-negative decimal string with at most 2 fraction digits'),
+const fractionDigits = (amount: string) => amount.split('.')[1]?.length ?? 0;
+
+export const OrderEventSchema = v.pipe(
+  v.strictObject(
+    {
+      eventId: text(128),
+      orderId: text(128),
+      customerId: text(128),
+      status: v.picklist(ORDER_STATUSES, `must be one of ${ORDER_STATUSES.join(', ')}`),
+      amount: v.pipe(
+        v.string('must be a decimal string such as "25.50"'),
+        v.regex(
+          AMOUNT,
+          `must be a non-negative decimal string with at most ${MAX_AMOUNT_INTEGER_DIGITS} integer digits and the currency's fraction digits`,
+        ),
+      ),
+      currency: v.pipe(
+        v.string('must be a string'),
+        v.regex(/^[A-Z]{3}$/, 'must be 3 upper-case letters'),
+        v.check(
+          (code) => currencyExponent(code) !== undefined,
+          (issue) =>
+            `${String(issue.input)} is not an active ISO 4217 currency code (${CURRENCIES.length} are supported)`,
+        ),
+      ),
+      eventTime: EventTimeSchema,
+    },
+    'must be an object with only the fields of an order event',
+  ),
+  // The currency decides how many fraction digits an amount may carry (JPY none, KWD three).
+  v.forward(
+    v.partialCheck(
+      [['amount'], ['currency']],
+      (e) => fractionDigits(e.amount) <= (currencyExponent(e.currency) ?? 0),
+      (issue) => {
+        const e = issue.input as { amount: string; currency: string };
+        const exponent = currencyExponent(e.currency) ?? 0;
+        return `${e.amount} has more fraction digits than ${e.currency} allows (ISO 4217 exponent ${exponent})`;
+      },
     ),
-    currency: v.pipe(
-      v.string('must be a string'),
-      v.regex(/^[A-Z]{3}$/, 'must be 3 upper-case letters'),
-    ),
-    eventTime: EventTimeSchema,
-  },
-  'must be an object with only the fields of an order event',
+    ['amount'],
+  ),
 );
 
 export const OrderBatchSchema = v.strictObject(
@@ -114,7 +147,7 @@ const toEvent = (e: ParsedEvent): OrderEvent => ({
   customerId: e.customerId,
   status: e.status,
   amount: e.amount,
-  amountMinor: toMinorUnits(e.amount),
+  amountMinor: toMinorUnits(e.amount, currencyExponent(e.currency) ?? 0),
   currency: e.currency,
   eventTime: e.eventTime.text,
   instant: e.eventTime.instant.canonical,

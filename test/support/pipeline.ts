@@ -4,7 +4,7 @@
  * that carry a fault injector.
  */
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
@@ -13,6 +13,8 @@ import type { AwsClients } from '../../adapters/clients.ts';
 import { DynamoOrderStore } from '../../adapters/dynamo.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
+import { verify } from '../../cli/ops.ts';
+import type { Target } from '../../cli/target.ts';
 import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../../functions/ingest-orders.ts';
 import { driveQueue } from '../../local/drive.ts';
@@ -23,7 +25,7 @@ import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import { createPipelineTable } from '../../local/tables.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
 import type { IngestPorts } from '../../shared/ingest.ts';
-import { AGGREGATE_PREFIX, REJECT_PREFIX } from '../../shared/keys.ts';
+import { AGGREGATE_PREFIX, LEDGER_SK, REJECT_PREFIX } from '../../shared/keys.ts';
 import type { OrderView } from '../../shared/order-state.ts';
 
 let sequence = 0;
@@ -132,15 +134,54 @@ export const stateViews = (admin: AwsClients, tableName: string, bucketName: str
 
   /** Every item in the table (to prove that nothing changed). */
   const tableItems = async () => {
-    const out = await admin.dynamo.send(
-      new ScanCommand({ TableName: tableName, ConsistentRead: true }),
-    );
-    return (out.Items ?? []).sort((a, b) =>
-      `${a.pk?.S}${a.sk?.S}`.localeCompare(`${b.pk?.S}${b.sk?.S}`),
-    );
+    const items: Record<string, AttributeValue>[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await admin.dynamo.send(
+        new ScanCommand({
+          TableName: tableName,
+          ConsistentRead: true,
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items.sort((a, b) => `${a.pk?.S}${a.sk?.S}`.localeCompare(`${b.pk?.S}${b.sk?.S}`));
   };
 
-  return { orders, hourly, hourObjects, rejects, listKeys, tableItems };
+  /** Ledger entries whose parts are not all committed (each must end committed). */
+  const pendingBatches = async () =>
+    (await tableItems())
+      .filter((i) => i.sk?.S === LEDGER_SK)
+      .filter((i) => (i.doneParts?.NS?.length ?? 0) < Number(i.parts?.N ?? 1))
+      .map((i) => i.batchId?.S ?? '');
+
+  /** `onceflow verify` over the pipeline's table and bucket: the hour objects that disagree. */
+  const verifyHours = async () => {
+    const outputs: Record<string, string> = { TableName: tableName, BucketName: bucketName };
+    const target: Target = {
+      kind: 'local',
+      endpoint: undefined,
+      region: LOCAL_REGION,
+      stackName: 'test',
+      clients: admin,
+      outputs,
+      output: (name) => outputs[name] ?? '',
+    };
+    return verify(target);
+  };
+
+  return {
+    orders,
+    hourly,
+    hourObjects,
+    rejects,
+    listKeys,
+    tableItems,
+    pendingBatches,
+    verifyHours,
+  };
 };
 
 export const createPipeline = async (options: PipelineOptions = {}) => {

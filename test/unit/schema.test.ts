@@ -42,7 +42,46 @@ describe('the batch contract', () => {
     ['events that are not an array', batch({ events: {} }), 'events'],
     ['an unknown status', batch({ events: [event({ status: 'lost' })] }), 'events.0.status'],
     ['a number as amount', batch({ events: [event({ amount: 25.5 })] }), 'events.0.amount'],
-    ['three fraction digits', batch({ events: [event({ amount: '1.234' })] }), 'events.0.amount'],
+    [
+      'three fraction digits in USD',
+      batch({ events: [event({ amount: '1.234' })] }),
+      'events.0.amount: 1.234 has more fraction digits than USD allows (ISO 4217 exponent 2)',
+    ],
+    [
+      'fraction digits in JPY',
+      batch({ events: [event({ amount: '1500.00', currency: 'JPY' })] }),
+      'events.0.amount: 1500.00 has more fraction digits than JPY allows (ISO 4217 exponent 0)',
+    ],
+    [
+      'four fraction digits in KWD',
+      batch({ events: [event({ amount: '2.1250', currency: 'KWD' })] }),
+      'KWD allows (ISO 4217 exponent 3)',
+    ],
+    [
+      'sixteen integer digits',
+      batch({ events: [event({ amount: '1234567890123456' })] }),
+      'at most 15 integer digits',
+    ],
+    [
+      'a withdrawn currency',
+      batch({ events: [event({ currency: 'BGN' })] }),
+      'events.0.currency: BGN is not an active ISO 4217 currency code',
+    ],
+    [
+      'a made-up currency',
+      batch({ events: [event({ currency: 'ABC' })] }),
+      'ABC is not an active ISO 4217 currency code',
+    ],
+    [
+      'a leap second that is not at the end of a UTC day',
+      batch({ events: [event({ eventTime: '2016-12-31T12:59:60Z' })] }),
+      'events.0.eventTime: must be an RFC 3339 timestamp with an offset (Z or ±hh:mm), such as 2026-10-01T09:30:00Z; second 60 (a leap second) only exists',
+    ],
+    [
+      'year 0000',
+      batch({ events: [event({ eventTime: '0000-12-31T12:00:00Z' })] }),
+      'events.0.eventTime: must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999999Z',
+    ],
     ['a negative amount', batch({ events: [event({ amount: '-1.00' })] }), 'events.0.amount'],
     ['a lower-case currency', batch({ events: [event({ currency: 'usd' })] }), 'events.0.currency'],
     [
@@ -83,6 +122,18 @@ describe('the batch contract', () => {
     const reason = reasonOf(value);
     expect(reason.startsWith('schema-violation | ')).toBe(true);
     expect(reason).toContain(where);
+  });
+
+  it.each([
+    ['JPY without fraction digits', { amount: '1500', currency: 'JPY' }],
+    ['KWD with three fraction digits', { amount: '2.125', currency: 'KWD' }],
+    ['CLF with four fraction digits', { amount: '0.0001', currency: 'CLF' }],
+    ['USD with fifteen integer digits', { amount: '999999999999999.99' }],
+    ['a leap second at the end of a UTC day', { eventTime: '2016-12-31T23:59:60Z' }],
+    ['a time in year 0050', { eventTime: '0050-06-15T12:30:00Z' }],
+    ['an event id with supplementary characters', { eventId: 'e-\u{1F600}' }],
+  ])('accepts %s', (_, change) => {
+    expect(reasonOf(batch({ events: [event(change)] }))).toBe('ok');
   });
 
   it('rejects two events with the same id as duplicate-event-id', () => {
