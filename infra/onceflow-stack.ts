@@ -88,6 +88,8 @@ export class OnceflowStack extends Stack {
       environment: {
         ...common,
         AGGREGATE_QUEUE_URL: this.aggregateQueue.queue.queueUrl,
+        // Whatever the queue accepts, the function applies: no valid body is ever "oversize".
+        MAX_BODY_BYTES: String(this.ordersQueue.maxMessageSizeBytes),
         ...(settings.ledgerRetentionDays === undefined
           ? {}
           : { LEDGER_RETENTION_DAYS: String(settings.ledgerRetentionDays) }),

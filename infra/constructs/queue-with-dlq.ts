@@ -11,6 +11,11 @@ export interface QueueWithDlqProps {
   readonly retentionPeriod?: Duration;
   /** DLQ retention; must exceed the source's. Default 14 days (the SQS maximum). */
   readonly dlqRetentionPeriod?: Duration;
+  /**
+   * Largest message body, for the queue and its DLQ (a redriven message must fit back).
+   * Default 1 MiB, the SQS maximum and the ingest function's MAX_BODY_BYTES default.
+   */
+  readonly maxMessageSizeBytes?: number;
 }
 
 /** A queue and its dead-letter queue: SSE, TLS-only, a redrive policy, a DLQ that outlives it. */
@@ -19,6 +24,7 @@ export class QueueWithDlq extends Construct {
   readonly dlq: Queue;
   readonly maxReceiveCount: number;
   readonly visibilityTimeout: Duration;
+  readonly maxMessageSizeBytes: number;
 
   constructor(scope: Construct, id: string, props: QueueWithDlqProps) {
     super(scope, id);
@@ -32,17 +38,21 @@ export class QueueWithDlq extends Construct {
       );
     }
     this.maxReceiveCount = props.maxReceiveCount ?? 5;
+    const maxMessageSizeBytes = props.maxMessageSizeBytes ?? 1_048_576;
+    this.maxMessageSizeBytes = maxMessageSizeBytes;
     this.visibilityTimeout = props.visibilityTimeout;
     this.dlq = new Queue(this, 'Dlq', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: dlqRetention,
+      maxMessageSizeBytes,
     });
     this.queue = new Queue(this, 'Queue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: retention,
       visibilityTimeout: props.visibilityTimeout,
+      maxMessageSizeBytes,
       deadLetterQueue: { queue: this.dlq, maxReceiveCount: this.maxReceiveCount },
     });
   }

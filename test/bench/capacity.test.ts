@@ -1,9 +1,12 @@
 import { describe, expect, inject, it } from 'vitest';
 import { onceflowApproach } from '../../bench/approaches.ts';
+import { itemBytes } from '../../bench/meter.ts';
 import { referenceModel } from '../../bench/model.ts';
 import { buildWorkload } from '../../bench/workload.ts';
 import { planBatch } from '../../shared/ingest.ts';
 import { validateBatch } from '../../shared/schema.ts';
+import { everyCellOfOneHour, growingHour } from '../support/bounds.ts';
+import { createPipeline, uniqueName } from '../support/pipeline.ts';
 
 /** Write units are deterministic for a given workload: the test pins them, timings are never asserted. */
 describe('onceflow’s write cost', () => {
@@ -43,5 +46,49 @@ describe('onceflow’s write cost', () => {
     const { measure, state } = await approach.runPass(workload.duplicates, {});
     expect(measure.writeUnits - expectedUnits).toBe(workload.duplicated);
     expect(state).toEqual(referenceModel(workload.batches));
+  });
+});
+
+describe('a commit into an hour that holds many cells', () => {
+  /** AWS bills a transactional write 2 units per started KB of the larger of before and after. */
+  const billedUnits = (before: number, after: number) =>
+    2 * Math.max(1, Math.ceil(Math.max(before, after) / 1024));
+
+  it('bills the same write units whatever the hour already holds, every counter item under 1 KB', async () => {
+    const p = await createPipeline();
+    const prefix = uniqueName('cap');
+    const hourItems = async () =>
+      (await p.tableItems()).filter((i) => i.pk?.S === 'HOUR#2026-10-01T05:00:00Z');
+    const sizes = async () =>
+      new Map((await hourItems()).map((i) => [i.sk?.S ?? '', itemBytes(i)] as const));
+    // Three events of the hour, in three currencies: three counter items per commit.
+    const probeEvents = everyCellOfOneHour(`${prefix}-probe`)[0]?.events.slice(0, 3) ?? [];
+
+    /** Commits a probe batch and returns what AWS bills for its counter items. */
+    const commitCost = async (batchId: string) => {
+      const body = JSON.stringify({ batchId, events: probeEvents });
+      const result = validateBatch(JSON.parse(body));
+      if (!result.ok) throw new Error(result.detail);
+      const plan = planBatch(result.batch, { counterShards: 4 });
+      const before = await sizes();
+      await p.deliverUntilDone([body]);
+      const after = await sizes();
+      const shard = `SHARD#${String(plan.shard).padStart(3, '0')}`;
+      return plan.parts
+        .flat()
+        .map((d) => `${shard}#${d.currency}`)
+        .reduce((sum, sk) => sum + billedUnits(before.get(sk) ?? 0, after.get(sk) ?? 0), 0);
+    };
+
+    const first = await commitCost(`${prefix}-first`);
+    for (const b of everyCellOfOneHour(prefix)) await p.deliverUntilDone([b.body]);
+    for (const b of growingHour(`${prefix}-more`)) await p.deliverUntilDone([b.body]);
+    const later = await commitCost(`${prefix}-later`);
+
+    const items = await hourItems();
+    expect(items.length).toBeGreaterThanOrEqual(165);
+    expect(Math.max(...items.map(itemBytes))).toBeLessThan(1024);
+    expect(later).toBe(first);
+    expect(first).toBe(2 * 3); // three currencies, one item each, under 1 KB
   });
 });

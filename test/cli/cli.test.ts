@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { referenceModel } from '../../bench/model.ts';
 import { type Emulators, LOCAL_CREDENTIALS, startEmulators } from '../../local/emulators.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
 import { synthAssembly } from '../support/assembly.ts';
+import { bodyOfSize } from '../support/bounds.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { stateViews, uniqueName } from '../support/pipeline.ts';
 
@@ -124,6 +126,39 @@ describe('onceflow against the local stack', () => {
     );
     const status = await s.cli('status', '--json');
     expect(JSON.parse(status.stdout).ledger).toEqual({ applied: 4, pending: 0 });
+  });
+
+  it('sends, applies and replays bodies at the queue’s maximum size, naming the one line over it', async () => {
+    await using s = await stack();
+    const prefix = uniqueName('max');
+    const big = [1, 2, 3].map((n) => bodyOfSize(`${prefix}-${n}`, 1_048_576));
+    const tooBig = bodyOfSize(`${prefix}-over`, 1_048_577);
+    const file = join(dir, `${prefix}.ndjson`);
+    writeFileSync(file, [big[0], tooBig, big[1], big[2]].map((b) => b?.body).join('\n'));
+
+    const sent = await s.cli('send', file);
+    expect(sent.code).toBe(1);
+    expect(sent.stdout).toContain('sent 3 messages');
+    expect(sent.stderr).toContain(
+      'line 2 was not sent: the body is 1048577 bytes; the queue takes at most 1048576',
+    );
+    expect((await s.cli('drain', '--timeout', '60')).code).toBe(0);
+    const model = referenceModel(big);
+    expect(await s.views.orders()).toEqual(model.orders);
+    expect(essence(await s.views.hourly())).toEqual(model.hourly);
+    expect((await s.cli('verify')).stdout).toContain('1 hours checked, 0 differences');
+
+    const replayed = await s.cli('replay', 'archive', '--from', '2026-10-01', '--to', '2026-10-02');
+    expect(replayed.code).toBe(0);
+    expect(replayed.stdout).toContain('re-sent 3 archived batches');
+    expect((await s.cli('drain', '--timeout', '60')).code).toBe(0);
+    expect(essence(await s.views.hourly())).toEqual(model.hourly);
+    const status = JSON.parse((await s.cli('status', '--json')).stdout) as {
+      ledger: unknown;
+      queues: { name: string; visible: number }[];
+    };
+    expect(status.ledger).toEqual({ applied: 3, pending: 0 });
+    expect(status.queues.every((q) => q.visible === 0)).toBe(true);
   });
 
   it('empties a DLQ with replay dlq and converges to the expected state', async () => {

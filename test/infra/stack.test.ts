@@ -74,6 +74,12 @@ describe('the onceflow stack', () => {
     );
   });
 
+  it('lets the ingest function apply every body its queue accepts (1 MiB)', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ MAX_BODY_BYTES: '1048576' }) },
+    });
+  });
+
   it('sends each queue to its DLQ after 5 receives, with a DLQ that outlives its source', () => {
     for (const q of [stack.ordersQueue, stack.aggregateQueue]) {
       const source = resources[logicalId(q.queue)]?.Properties ?? {};
@@ -88,6 +94,9 @@ describe('the onceflow stack', () => {
       );
       expect(source.SqsManagedSseEnabled).toBe(true);
       expect(dlq.SqsManagedSseEnabled).toBe(true);
+      // A redriven message must fit back into its source queue.
+      expect(source.MaximumMessageSize).toBe(1_048_576);
+      expect(dlq.MaximumMessageSize).toBe(1_048_576);
     }
   });
 

@@ -23,8 +23,20 @@ export const amountFor = (currency: string, n: number): string => {
 
 const time = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 
-export const batchOf = (batchId: string, events: GeneratedEvent[], pad = 0): BoundBatch => {
-  const json = JSON.stringify({ batchId, events });
+/** JSON with every non-ASCII character escaped, as Python's json.dumps writes it by default. */
+const asciiJson = (value: unknown) =>
+  JSON.stringify(value).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+
+export const batchOf = (
+  batchId: string,
+  events: GeneratedEvent[],
+  pad = 0,
+  ascii = false,
+): BoundBatch => {
+  const json = (ascii ? asciiJson : JSON.stringify)({ batchId, events });
   // JSON allows whitespace anywhere between tokens: padding keeps the batch valid.
   return { batchId, events, body: `${json}${' '.repeat(pad)}` };
 };
@@ -92,7 +104,7 @@ export const growingHour = (prefix: string, batches = 100): BoundBatch[] => {
 
 /** 500 events with the longest ids the contract allows, padded to exactly `bytes`. */
 export const bodyOfSize = (prefix: string, bytes: number): BoundBatch => {
-  // 4-byte UTF-8 characters, escaped as \ud83d\ude00 (12 bytes of JSON each) when needed.
+  // Supplementary characters, escaped as \ud83d\ude00: 12 bytes of JSON for one character.
   const long = (tag: string, i: number) => `${tag}${i}-`.padEnd(128 - 20, 'x') + '😀'.repeat(10);
   const events = Array.from({ length: MAX_EVENTS_PER_BATCH }, (_, i) => ({
     eventId: long(`${prefix}-e`, i),
@@ -103,10 +115,10 @@ export const bodyOfSize = (prefix: string, bytes: number): BoundBatch => {
     currency: 'USD',
     eventTime: '2026-10-01T09:30:00.123456789+00:00',
   }));
-  const unpadded = batchOf(`${prefix}-big`, events);
+  const unpadded = batchOf(`${prefix}-big`, events, 0, true);
   const size = Buffer.byteLength(unpadded.body, 'utf8');
   if (size > bytes) throw new Error(`the batch is already ${size} bytes, over ${bytes}`);
-  return batchOf(`${prefix}-big`, events, bytes - size);
+  return batchOf(`${prefix}-big`, events, bytes - size, true);
 };
 
 /** ASCII, U+FF5E and U+1F600: JavaScript's order puts the last below the second. */

@@ -1,0 +1,49 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { packBodies, SQS_MAX_BATCH_ENTRIES, SQS_MAX_REQUEST_BYTES } from '../../adapters/sqs.ts';
+
+const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
+describe('packing bodies into SendMessageBatch requests', () => {
+  it('puts ten 150 KB bodies into two requests instead of one that SQS would refuse', () => {
+    const bodies = Array.from({ length: 10 }, (_, i) => `${i}`.padEnd(150_000, 'x'));
+    const { requests, oversize } = packBodies(bodies, 1_048_576);
+    expect(oversize).toEqual([]);
+    expect(requests).toEqual([
+      [0, 1, 2, 3, 4, 5],
+      [6, 7, 8, 9],
+    ]);
+  });
+
+  it('sets aside a body over the queue’s limit and keeps every other in order', () => {
+    const bodies = ['a', 'b'.repeat(2048), 'c'];
+    expect(packBodies(bodies, 1024)).toEqual({ requests: [[0, 2]], oversize: [1] });
+  });
+
+  it('keeps every request within 10 entries and 1 MiB, and sends each body exactly once, for any sizes', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat({ max: 1_100_000 }), { maxLength: 40 }),
+        fc.constantFrom(1024, 262_144, 1_048_576),
+        (sizes, limit) => {
+          const bodies = sizes.map(
+            (n, i) => '😀'.repeat(Math.floor(n / 4)) + 'x'.repeat(n % 4) + i,
+          );
+          const { requests, oversize } = packBodies(bodies, limit);
+          for (const request of requests) {
+            expect(request.length).toBeLessThanOrEqual(SQS_MAX_BATCH_ENTRIES);
+            expect(request.reduce((s, i) => s + bytes(bodies[i] ?? ''), 0)).toBeLessThanOrEqual(
+              SQS_MAX_REQUEST_BYTES,
+            );
+          }
+          expect([...requests.flat(), ...oversize].sort((a, b) => a - b)).toEqual(
+            bodies.map((_, i) => i),
+          );
+          expect(requests.flat()).toEqual([...requests.flat()].sort((a, b) => a - b));
+          for (const i of oversize) expect(bytes(bodies[i] ?? '')).toBeGreaterThan(limit);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
