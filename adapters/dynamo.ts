@@ -119,6 +119,33 @@ export const commitPartRequest = (
   };
 };
 
+/** The ledger entry a claim creates (pure, so its size can be checked against the limits). */
+export const ledgerItem = (plan: BatchPlan, expiresAtSeconds: number | undefined): Item => ({
+  ...keyOf(ledgerKey(plan.batch.batchId)),
+  kind: S('batch'),
+  batchId: S(plan.batch.batchId),
+  digest: S(plan.digest),
+  parts: N(plan.parts.length),
+  events: N(plan.batch.events.length),
+  archiveKey: S(plan.archiveKey),
+  ...(expiresAtSeconds === undefined ? {} : { expiresAt: N(expiresAtSeconds) }),
+});
+
+/** An order's state item, as its newest event writes it. */
+export const orderItem = (event: OrderEvent, batchId: string): Item => ({
+  ...keyOf(orderKey(event.orderId)),
+  kind: S('order'),
+  orderId: S(event.orderId),
+  customerId: S(event.customerId),
+  status: S(event.status),
+  amount: S(event.amount),
+  currency: S(event.currency),
+  eventTime: S(event.eventTime),
+  eventId: S(event.eventId),
+  t: S(event.instant),
+  batchId: S(batchId),
+});
+
 export class DynamoLedger implements Ledger {
   readonly #client: DynamoDBClient;
   readonly #table: string;
@@ -133,16 +160,7 @@ export class DynamoLedger implements Ledger {
       await this.#client.send(
         new PutItemCommand({
           TableName: this.#table,
-          Item: {
-            ...keyOf(ledgerKey(plan.batch.batchId)),
-            kind: S('batch'),
-            batchId: S(plan.batch.batchId),
-            digest: S(plan.digest),
-            parts: N(plan.parts.length),
-            events: N(plan.batch.events.length),
-            archiveKey: S(plan.archiveKey),
-            ...(expiresAtSeconds === undefined ? {} : { expiresAt: N(expiresAtSeconds) }),
-          },
+          Item: ledgerItem(plan, expiresAtSeconds),
           ConditionExpression: 'attribute_not_exists(pk)',
           // The existing entry comes back with the failure: no second read for a duplicate.
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -195,19 +213,7 @@ export class DynamoOrderStore implements OrderStore {
       await this.#client.send(
         new PutItemCommand({
           TableName: this.#table,
-          Item: {
-            ...keyOf(orderKey(event.orderId)),
-            kind: S('order'),
-            orderId: S(event.orderId),
-            customerId: S(event.customerId),
-            status: S(event.status),
-            amount: S(event.amount),
-            currency: S(event.currency),
-            eventTime: S(event.eventTime),
-            eventId: S(event.eventId),
-            t: S(event.instant),
-            batchId: S(batchId),
-          },
+          Item: orderItem(event, batchId),
           // Newest wins on (event time, event id); an older or equal event is stale.
           ConditionExpression: 'attribute_not_exists(pk) OR t < :t OR (t = :t AND eventId < :eid)',
           ExpressionAttributeValues: { ':t': S(event.instant), ':eid': S(event.eventId) },

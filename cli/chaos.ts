@@ -41,6 +41,7 @@ import { failedIdsOf } from '../local/sqs-poller.ts';
 import { createPipelineTable } from '../local/tables.ts';
 import { planHour, publishHour } from '../shared/aggregator.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../shared/config.ts';
+import { CURRENCIES } from '../shared/currencies.ts';
 import { batchDigest } from '../shared/digest.ts';
 import { ledgerKey, RAW_PREFIX } from '../shared/keys.ts';
 import { validateBatch } from '../shared/schema.ts';
@@ -62,6 +63,10 @@ export interface ScheduleResult {
   readonly staleOverwrites: number;
   readonly mismatches: number;
   readonly crashPoints: readonly string[];
+  /** 409 ConditionalRequestConflict answers injected on archive writes. */
+  readonly s3Conflicts: number;
+  /** Whether the schedule sent batches at the contract's bounds. */
+  readonly wide: boolean;
   readonly diff?: string;
 }
 
@@ -72,6 +77,8 @@ export interface ChaosSummary {
   readonly doubleCounted: number;
   readonly staleOverwrites: number;
   readonly mismatches: number;
+  readonly s3Conflicts: number;
+  readonly wideSchedules: number;
   readonly crashPoints: { covered: number; total: number };
   readonly failures: { seed: number; diff: string }[];
 }
@@ -162,20 +169,24 @@ export const runSchedule = async (
   );
 
   // The stream: duplicates, late events, invalid bodies, and one batch id reused with other content.
+  // Some schedules send batches at the contract's bounds: up to 500 events over many hours and
+  // every ISO 4217 currency, so commits split into several parts.
+  const wide = chance(0.06);
   const stream = generateStream({
-    orders: orderCount,
-    hours: int(2, 6),
+    orders: wide ? 160 : orderCount,
+    hours: wide ? int(24, 96) : int(2, 6),
     seed,
-    batchSize: int(2, 12),
+    batchSize: wide ? 500 : int(2, 12),
     duplicateRate: 0.2,
     lateRate: 0.15,
     invalidRate: 0.1,
+    ...(wide || chance(0.5) ? { currencies: CURRENCIES } : {}),
   });
   const victim = stream.batches[int(0, stream.batches.length - 1)];
   const impostor = victim
     ? JSON.stringify({
         batchId: victim.batchId,
-        events: victim.events.map((e, i) => (i === 0 ? { ...e, amount: '999.99' } : e)),
+        events: victim.events.map((e, i) => (i === 0 ? { ...e, customerId: 'impostor' } : e)),
       })
     : undefined;
   // At least one invalid body, so the quarantine's call site is always exercised.
@@ -212,6 +223,10 @@ export const runSchedule = async (
       nth: int(1, 4),
     });
   }
+  // S3 answers the create-only archive write 409 ConditionalRequestConflict, sometimes long
+  // enough to fail the delivery (the archive write tries four times).
+  if (chance(0.4))
+    faults.add({ site: 'PutObject:raw', kind: 's3-conflict', nth: int(1, 3), times: int(1, 5) });
   // One batch keeps failing until it lands in the DLQ; it is redriven mid-run.
   const poisoned = chance(0.5)
     ? stream.batches[int(0, stream.batches.length - 1)]?.batchId
@@ -448,6 +463,8 @@ export const runSchedule = async (
     staleOverwrites,
     mismatches: diffs.length,
     crashPoints: faults.fired.filter((f) => f.startsWith('crash-')),
+    s3Conflicts: faults.fired.filter((f) => f.startsWith('s3-conflict')).length,
+    wide,
     ...(diffs.length ? { diff: diffs.join('; ') } : {}),
   };
 };
@@ -469,6 +486,8 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     doubleCounted: 0,
     staleOverwrites: 0,
     mismatches: 0,
+    s3Conflicts: 0,
+    wideSchedules: 0,
   };
   const failures: { seed: number; diff: string }[] = [];
   for (let i = 0; i < o.schedules; i++) {
@@ -486,6 +505,8 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     summary.doubleCounted += result.doubleCounted;
     summary.staleOverwrites += result.staleOverwrites;
     summary.mismatches += result.mismatches;
+    summary.s3Conflicts += result.s3Conflicts;
+    summary.wideSchedules += result.wide ? 1 : 0;
     for (const point of result.crashPoints) covered.add(point);
     if (result.diff) failures.push({ seed, diff: result.diff });
     o.onSchedule?.(result, i);
@@ -502,4 +523,5 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
 
 export const formatSummary = (s: ChaosSummary) =>
   `${s.schedules.toLocaleString('en-US')} schedules, ${s.events.toLocaleString('en-US')} events, ${s.lost} lost, ${s.doubleCounted} double-counted, ` +
-  `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}`;
+  `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}; ` +
+  `${s.s3Conflicts} S3 409s on the archive, ${s.wideSchedules} schedules with batches at the contract's bounds`;

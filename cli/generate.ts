@@ -5,6 +5,7 @@
  */
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+import { currencyExponent } from '../shared/currencies.ts';
 
 export interface GenerateOptions {
   readonly orders: number;
@@ -20,6 +21,8 @@ export interface GenerateOptions {
   readonly lateRate?: number;
   /** Share of extra lines that are invalid bodies. */
   readonly invalidRate?: number;
+  /** ISO 4217 codes orders are priced in. Default USD, EUR, GBP. */
+  readonly currencies?: readonly string[];
 }
 
 export interface GeneratedEvent {
@@ -47,7 +50,18 @@ export interface GeneratedStream {
 }
 
 const MINUTE = 60_000;
-const CURRENCIES = ['USD', 'EUR', 'GBP'];
+const DEFAULT_CURRENCIES = ['USD', 'EUR', 'GBP'];
+
+/** `cents` hundredths of a unit, written with the currency's ISO 4217 fraction digits. */
+const priced = (cents: number, currency: string) => {
+  const exponent = currencyExponent(currency) ?? 2;
+  const whole = Math.floor(cents / 100);
+  if (exponent === 0) return String(whole);
+  return `${whole}.${String(cents % 100)
+    .padStart(2, '0')
+    .padEnd(exponent, '0')
+    .slice(0, exponent)}`;
+};
 
 /** A valid event to break in one way per invalid kind. */
 const sample = (id: string) => ({
@@ -86,9 +100,9 @@ export const generateStream = (options: GenerateOptions): GeneratedStream => {
   for (let o = 1; o <= options.orders; o++) {
     const orderId = `o-${pad(o, width)}`;
     const customerId = `c-${pad(int(1, customers), width)}`;
-    const currency = CURRENCIES[int(0, CURRENCIES.length - 1)] ?? 'USD';
-    const cents = int(100, 50_000);
-    const amount = `${Math.floor(cents / 100)}.${pad(cents % 100, 2)}`;
+    const currencies = options.currencies ?? DEFAULT_CURRENCIES;
+    const currency = currencies[int(0, currencies.length - 1)] ?? 'USD';
+    const amount = priced(int(100, 50_000), currency);
     let t = start + int(0, options.hours * 60 - 1) * MINUTE + int(0, 59) * 1000;
     const lifecycle: string[] = ['placed'];
     if (chance(0.1)) lifecycle.push('cancelled');

@@ -12,6 +12,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DynamoOrderStore } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
 import { startEmulators } from '../local/emulators.ts';
+import { CURRENCIES, currencyExponent } from '../shared/currencies.ts';
 import { type ChaosSummary, CRASH_POINTS, formatSummary, runChaos, runSchedule } from './chaos.ts';
 import { drainQueues } from './drain.ts';
 import { generateStream } from './generate.ts';
@@ -121,6 +122,19 @@ const run =
     }
   };
 
+/** `all`, or comma-separated active ISO 4217 codes. */
+const currencyList = (text: string): string[] => {
+  if (text === 'all') return [...CURRENCIES];
+  const codes = text.split(',').map((c) => c.trim().toUpperCase());
+  const unknown = codes.filter((c) => currencyExponent(c) === undefined);
+  if (unknown.length > 0 || codes.length === 0) {
+    throw new InvalidArgumentError(
+      `${unknown.join(', ') || text}: not active ISO 4217 codes (give e.g. USD,JPY,KWD or all)`,
+    );
+  }
+  return codes;
+};
+
 const json = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 
 program
@@ -160,9 +174,15 @@ program
   .option('--duplicate-rate <r>', 'share of batches sent twice', rate, 0)
   .option('--late-rate <r>', 'share of events arriving late', rate, 0)
   .option('--invalid-rate <r>', 'share of extra invalid bodies', rate, 0)
+  .option(
+    '--currencies <codes>',
+    'ISO 4217 codes, comma-separated, or "all" (every active code)',
+    currencyList,
+    ['USD', 'EUR', 'GBP'],
+  )
   .addHelpText(
     'after',
-    '\nExample:\n  npx onceflow generate --orders 5000 --hours 48 --seed 42 --duplicate-rate 0.2 > stream.ndjson',
+    '\nExample:\n  npx onceflow generate --orders 5000 --hours 48 --seed 42 --duplicate-rate 0.2 --currencies USD,JPY,KWD > stream.ndjson',
   )
   .action(
     run(
@@ -175,6 +195,7 @@ program
         duplicateRate: number;
         lateRate: number;
         invalidRate: number;
+        currencies: string[];
       }) => {
         const stream = generateStream({ ...o });
         process.stdout.write(`${stream.lines.join('\n')}\n`);
@@ -470,6 +491,8 @@ program
               doubleCounted: r.doubleCounted,
               staleOverwrites: r.staleOverwrites,
               mismatches: r.mismatches,
+              s3Conflicts: r.s3Conflicts,
+              wideSchedules: r.wide ? 1 : 0,
               crashPoints: { covered: new Set(r.crashPoints).size, total: CRASH_POINTS.length },
               failures: r.diff ? [{ seed: r.seed, diff: r.diff }] : [],
             };

@@ -2,6 +2,7 @@
  * Valid batches at the contract's bounds, as bodies plus the events the reference model needs.
  * Every batch here is one the schema admits: each must apply exactly once, first time.
  */
+import fc from 'fast-check';
 import type { GeneratedEvent } from '../../cli/generate.ts';
 import { CURRENCIES, currencyExponent } from '../../shared/currencies.ts';
 import { MAX_EVENTS_PER_BATCH, ORDER_STATUSES } from '../../shared/schema.ts';
@@ -160,3 +161,48 @@ export const tieScenarios = (prefix: string): BoundBatch[] =>
       });
     }),
   );
+
+/** Id characters that mix ASCII, Latin-1, U+E000–U+FFFF and a supplementary character. */
+const idChars = fc.constantFrom('a', 'Z', '9', '-', 'é', '\uff5e', '\u{1F600}');
+const id = (index: number) =>
+  fc.string({ unit: idChars, maxLength: 60 }).map((s) => `${index}-${s}`.slice(0, 128));
+
+const event = (index: number) =>
+  fc
+    .record({
+      eventId: id(index),
+      orderId: id(index % 7),
+      customerId: id(index),
+      status: fc.constantFrom(...ORDER_STATUSES),
+      currency: fc.constantFrom(...CURRENCIES),
+      whole: fc.bigInt({ min: 0n, max: 10n ** 15n - 1n }),
+      fraction: fc.nat({ max: 9999 }),
+      time: fc.date({
+        min: new Date('0001-01-01T00:00:00Z'),
+        max: new Date('9999-12-31T22:59:59Z'),
+        noInvalidDate: true,
+      }),
+    })
+    .map(({ whole, fraction, time, currency, ...rest }) => {
+      const digits = currencyExponent(currency) ?? 0;
+      const frac = String(fraction).padStart(4, '0').slice(0, digits);
+      return {
+        ...rest,
+        currency,
+        amount: digits === 0 ? String(whole) : `${whole}.${frac}`,
+        eventTime: time.toISOString(),
+      };
+    });
+
+/**
+ * Any batch the contract admits, up to its bounds: 1–500 events (sizes drawn as `sizes`
+ * says), ids up to 128 characters of mixed planes, every status and active currency, amounts
+ * up to 15 integer digits with the currency's fraction digits, times from year 0001 to 9999.
+ */
+export const validBatchArbitrary = (
+  batchId: string,
+  sizes: fc.Arbitrary<number> = fc.integer({ min: 1, max: MAX_EVENTS_PER_BATCH }),
+) =>
+  sizes
+    .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => event(i))))
+    .map((events) => ({ batchId, events }));

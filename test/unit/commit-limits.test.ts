@@ -1,0 +1,74 @@
+/**
+ * Every write a batch the contract admits plans is within DynamoDB's limits, decided from the
+ * batch alone: at most 100 items per transaction and no item twice, expressions within 4 KB,
+ * numbers within 38 digits, items far below 400 KB, counter items below 1 KB. A batch that
+ * passes validation therefore never fails permanently after its claim.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AttributeValue, TransactWriteItemsCommandInput } from '@aws-sdk/client-dynamodb';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { commitPartRequest, ledgerItem, orderItem } from '../../adapters/dynamo.ts';
+import { itemBytes } from '../../bench/meter.ts';
+import { planBatch } from '../../shared/ingest.ts';
+import { validateBatch } from '../../shared/schema.ts';
+import { everyCellOfOneHour, validBatchArbitrary, widestBatch } from '../support/bounds.ts';
+
+const LONGEST_TABLE_NAME = 't'.repeat(255);
+const KB = 1024;
+
+const expressionsOf = (request: TransactWriteItemsCommandInput) =>
+  (request.TransactItems ?? []).flatMap((item) => {
+    const u = item.Update;
+    return u ? [u.UpdateExpression ?? '', u.ConditionExpression ?? ''] : [];
+  });
+
+const numbersOf = (values: Record<string, AttributeValue> | undefined) =>
+  Object.values(values ?? {}).flatMap((v) => (v.N ? [v.N] : (v.NS ?? [])));
+
+const checkLimits = (body: unknown) => {
+  const result = validateBatch(body);
+  if (!result.ok) throw new Error(`the arbitrary made an invalid batch: ${result.detail}`);
+  const plan = planBatch(result.batch, { counterShards: 100 });
+  for (const [part] of plan.parts.entries()) {
+    const request = commitPartRequest(LONGEST_TABLE_NAME, plan, part, randomUUID());
+    const items = request.TransactItems ?? [];
+    expect(items.length).toBeLessThanOrEqual(100);
+    const keys = items.map((i) => JSON.stringify(i.Update?.Key));
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const expression of expressionsOf(request)) {
+      expect(Buffer.byteLength(expression)).toBeLessThanOrEqual(4 * KB);
+    }
+    expect(Buffer.byteLength(JSON.stringify(request))).toBeLessThanOrEqual(4 * KB * KB);
+    for (const item of items.slice(1)) {
+      const update = item.Update;
+      for (const n of numbersOf(update?.ExpressionAttributeValues)) {
+        expect(n.replace(/^0+/, '').length).toBeLessThanOrEqual(38);
+      }
+      // The largest this counter item can ever be: its key, and every attribute it names
+      // holding a 38-digit number (21 bytes).
+      const names = Object.values(update?.ExpressionAttributeNames ?? {});
+      const worst = itemBytes(update?.Key) + names.reduce((s, name) => s + name.length + 21, 0);
+      expect(worst).toBeLessThan(KB);
+    }
+  }
+  expect(itemBytes(ledgerItem(plan, 4_102_444_800))).toBeLessThan(KB);
+  for (const e of plan.orderUpdates) {
+    expect(itemBytes(orderItem(e, plan.batch.batchId))).toBeLessThan(4 * KB);
+  }
+  return plan;
+};
+
+describe('the writes planned for a valid batch', () => {
+  it('stay within every DynamoDB limit for any batch up to the contract’s bounds', () => {
+    fc.assert(
+      fc.property(validBatchArbitrary('b'), (body) => void checkLimits(body)),
+      { numRuns: 60 },
+    );
+  });
+
+  it('stay within them for the widest batch and for every cell of an hour', () => {
+    expect(checkLimits(JSON.parse(widestBatch('w').body)).parts).toHaveLength(6);
+    for (const b of everyCellOfOneHour('c')) checkLimits(JSON.parse(b.body));
+  });
+});
