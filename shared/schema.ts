@@ -19,9 +19,9 @@ export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
 export const MAX_EVENTS_PER_BATCH = 500;
 /**
- * Fifteen integer digits and at most the currency's exponent in fraction digits: one event is
- * below 10^19 minor units, so even 10^18 batches' worth of them in one counter stay inside
- * DynamoDB's 38 significant digits.
+ * Fifteen integer digits and at most the currency's exponent (up to 4) in fraction digits: one
+ * event is below 10^19 minor units, so a counter (DynamoDB numbers hold 38 digits) could only
+ * overflow after 10^19 events of the largest amount.
  */
 export const MAX_AMOUNT_INTEGER_DIGITS = 15;
 const AMOUNT = new RegExp(
