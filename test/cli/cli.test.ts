@@ -330,8 +330,10 @@ describe('onceflow chaos', () => {
       'failures',
       'lost',
       'mismatches',
+      's3Conflicts',
       'schedules',
       'staleOverwrites',
+      'wideSchedules',
     ]);
     const one = await onceflow(['chaos', '--schedule-seed', '1063355', '--orders', '6']);
     expect(one.code).toBe(0);
