@@ -60,6 +60,34 @@ export const queueMessageLimit = async (sqs: SQSClient, queueUrl: string): Promi
   return Number.isInteger(limit) && limit > 0 ? limit : SQS_MAX_MESSAGE_BYTES;
 };
 
+/** What a queue holds, by SQS's approximate counts. */
+export interface QueueDepth {
+  readonly visible: number;
+  readonly inFlight: number;
+  readonly delayed: number;
+}
+
+export const queueDepth = async (sqs: SQSClient, queueUrl: string): Promise<QueueDepth> => {
+  const a =
+    (
+      await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: queueUrl,
+          AttributeNames: [
+            'ApproximateNumberOfMessages',
+            'ApproximateNumberOfMessagesNotVisible',
+            'ApproximateNumberOfMessagesDelayed',
+          ],
+        }),
+      )
+    ).Attributes ?? {};
+  return {
+    visible: Number(a.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+    delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+  };
+};
+
 /** A body SQS will never take: too large, or refused as the sender's fault. */
 export interface RefusedBody {
   readonly index: number;

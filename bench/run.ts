@@ -8,18 +8,18 @@ import { cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Table from 'cli-table3';
 import { Command } from 'commander';
-import { startEmulators } from '../local/emulators.ts';
-import { assemblyIsFresh, synthesize } from '../local/synth.ts';
 import {
   type Approach,
   naiveApproach,
   onceflowApproach,
   type PassState,
   powertoolsApproach,
-} from './approaches.ts';
-import { measureFunctions } from './functions.ts';
-import { referenceModel } from './model.ts';
-import { buildWorkload } from './workload.ts';
+} from '../harness/bench/approaches.ts';
+import { measureFunctions } from '../harness/bench/functions.ts';
+import { buildWorkload } from '../harness/bench/workload.ts';
+import { referenceModel } from '../harness/model.ts';
+import { startEmulators } from '../local/emulators.ts';
+import { assemblyIsFresh, synthesize } from '../local/synth.ts';
 
 // The handlers log and emit metrics through Powertools: quiet here, the figures are the output.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';

@@ -11,11 +11,18 @@ import Table from 'cli-table3';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DynamoOrderStore } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
+import {
+  type ChaosSummary,
+  CRASH_POINTS,
+  formatSummary,
+  runChaos,
+  runSchedule,
+} from '../harness/chaos.ts';
+import { generateStream } from '../harness/generate.ts';
+import { drainQueues } from '../local/drain.ts';
 import { startEmulators } from '../local/emulators.ts';
+import { eventsChart, hourlyTable, ordersTable } from '../local/render.ts';
 import { CURRENCIES, currencyExponent } from '../shared/currencies.ts';
-import { type ChaosSummary, CRASH_POINTS, formatSummary, runChaos, runSchedule } from './chaos.ts';
-import { drainQueues } from './drain.ts';
-import { generateStream } from './generate.ts';
 import {
   listRejects,
   parseInterval,
@@ -27,7 +34,6 @@ import {
   status,
   verify,
 } from './ops.ts';
-import { eventsChart, hourlyTable, ordersTable } from './render.ts';
 import {
   CliError,
   DEFAULT_LOCAL_STATE,

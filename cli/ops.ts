@@ -7,12 +7,11 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { ListMessageMoveTasksCommand, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
 import { DynamoCounterReader } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
-import { queueMessageLimit, sendBodies } from '../adapters/sqs.ts';
+import { queueDepth, queueMessageLimit, sendBodies } from '../adapters/sqs.ts';
 import type { AggregatorPorts } from '../shared/aggregator.ts';
 import { planHour, publishHour } from '../shared/aggregator.ts';
 import { BATCH_PK_PREFIX, HOUR_PK_PREFIX, RAW_PREFIX, REJECT_PREFIX } from '../shared/keys.ts';
 import { hoursBetween, parseEventTime, parseHour } from '../shared/time.ts';
-import { queueDepth } from './drain.ts';
 import { CliError, type Target } from './target.ts';
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -3,16 +3,15 @@
  * resources always come from CloudFormation's DescribeStacks (the local edge answers it too);
  * only the endpoint and the stack name differ.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import * as v from 'valibot';
 import type { AwsClients } from '../adapters/clients.ts';
+import { DEFAULT_LOCAL_STATE, readLocalState } from '../local/state.ts';
 
-export const DEFAULT_LOCAL_STATE = join(import.meta.dirname, '..', '.onceflow', 'local.json');
+export { DEFAULT_LOCAL_STATE };
 
 /** An error the CLI prints as one line (no stack trace unless --verbose). */
 export class CliError extends Error {
@@ -41,14 +40,6 @@ export interface Target {
   output(name: string): string;
 }
 
-const LocalStateSchema = v.object({
-  endpoint: v.string(),
-  region: v.string(),
-  stackName: v.string(),
-  credentials: v.object({ accessKeyId: v.string(), secretAccessKey: v.string() }),
-  pid: v.number(),
-});
-
 const running = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -71,19 +62,20 @@ export const resolveTarget = async (options: TargetOptions): Promise<Target> => 
         `no running local stack (${file} not found): start one with \`npm start -- --keep\` or \`npx onceflow local up\``,
       );
     }
-    const state = v.safeParse(LocalStateSchema, JSON.parse(readFileSync(file, 'utf8')));
-    if (!state.success)
+    const read = readLocalState(file);
+    if (!read.ok)
       throw new CliError(
-        `${file} is not a local stack description; restart \`npm start -- --keep\``,
+        `${file} is not a local stack description (${read.problem}); restart \`npm start -- --keep\``,
       );
-    if (!running(state.output.pid))
+    const { state } = read;
+    if (!running(state.pid))
       throw new CliError(
-        `the local stack recorded in ${file} is no longer running (pid ${state.output.pid}); start it again`,
+        `the local stack recorded in ${file} is no longer running (pid ${state.pid}); start it again`,
       );
-    endpoint ??= state.output.endpoint;
-    stackName = options.stackName ?? state.output.stackName;
-    region = state.output.region;
-    credentials = state.output.credentials;
+    endpoint ??= state.endpoint;
+    stackName = options.stackName ?? state.stackName;
+    region = state.region;
+    credentials = state.credentials;
   } else if (options.target === 'localstack') {
     endpoint ??= process.env.LOCALSTACK_ENDPOINT ?? 'http://localhost:4566';
     credentials = {

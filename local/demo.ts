@@ -9,9 +9,9 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { DynamoOrderStore } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
 import { sendBodies } from '../adapters/sqs.ts';
-import { eventsChart, hourlyTable, ordersTable } from '../cli/render.ts';
 import type { HourAggregate } from '../shared/aggregate.ts';
 import type { OrderView } from '../shared/order-state.ts';
+import { eventsChart, hourlyTable, ordersTable } from './render.ts';
 import type { LocalRuntime } from './runtime.ts';
 
 export const SEED_DIR = join(import.meta.dirname, '..', 'test', 'fixtures', 'seed-orders');

@@ -4,6 +4,10 @@
  * visibility timeout, and partial batch responses read exactly as Lambda reads them. Failed
  * messages simply stay on the queue; the queue's redrive policy moves them to the DLQ after
  * `maxReceiveCount` receives.
+ *
+ * The one delivery loop of the project: the local runtime polls in the background with it
+ * (`start`/`stop`), and tests, chaos and the bench run it in the foreground until the queue is
+ * drained (`drain`), with their handlers and faults behind `invoke`.
  */
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -12,6 +16,7 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { queueDepth } from '../adapters/sqs.ts';
 import { toSqsEvent, toSqsRecord } from './sqs-event.ts';
 
 export interface PollerOptions {
@@ -32,6 +37,13 @@ export interface PollerOptions {
   readonly retryDelaySeconds?: number;
   /** Told about every invocation and what became of its messages. */
   readonly onBatch?: (report: BatchReport) => void;
+  /** Messages asked for by each receive; default `batchSize` (chaos varies it per call). */
+  readonly receiveSize?: () => number;
+}
+
+export interface DrainOptions {
+  /** Give up (and throw) after this long. Default 120 s, sized for a loaded 2-core machine. */
+  readonly timeoutMs?: number;
 }
 
 export interface BatchReport {
@@ -78,6 +90,7 @@ export const failedIdsOf = (
 export class SqsPoller {
   readonly #o: PollerOptions;
   #running = false;
+  #draining = false;
   #loops: Promise<void>[] = [];
   readonly #aborts = new Set<AbortController>();
   /** Invocations running now, and the most seen at once. */
@@ -93,6 +106,51 @@ export class SqsPoller {
     if (this.#running) return;
     this.#running = true;
     this.#loops = Array.from({ length: this.#o.maxConcurrency }, (_, slot) => this.#loop(slot));
+  }
+
+  /**
+   * Runs the mapping in the foreground until the queue holds nothing (visible, in flight or
+   * delayed) and no invocation runs, then stops. Receives do not long-poll here, so an empty
+   * queue is noticed at once; failed messages come back after `retryDelaySeconds` (set it to 0
+   * for tests). Resolves with the number of invocations.
+   */
+  async drain(options: DrainOptions = {}): Promise<{ invocations: number }> {
+    if (this.#running) throw new Error('the poller already runs in the background');
+    const before = this.invocations;
+    const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+    this.#running = true;
+    this.#draining = true;
+    let idle = 0;
+    const settled = async () => {
+      if (this.inFlight > 0) return false;
+      const depth = await queueDepth(this.#o.sqs, this.#o.queueUrl);
+      return depth.visible + depth.inFlight + depth.delayed === 0 && this.inFlight === 0;
+    };
+    const loop = async (slot: number) => {
+      while (this.#running) {
+        if (Date.now() > deadline) throw new Error(`${this.#o.queueUrl} did not drain in time`);
+        const messages = await this.#receive(this.#batchSize(), 0);
+        if (messages.length > 0) {
+          idle = 0;
+          // A failed delete leaves the messages to reappear: at-least-once, as on AWS.
+          await this.#process(slot, messages).catch(() => undefined);
+        } else if (await settled()) {
+          // Approximate counts: two readings in a row, from any slot, before stopping.
+          if (++idle >= 2) this.#running = false;
+        } else await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: this.#o.maxConcurrency }, (_, slot) => loop(slot)));
+    } finally {
+      this.#running = false;
+      this.#draining = false;
+    }
+    return { invocations: this.invocations - before };
+  }
+
+  #batchSize(): number {
+    return this.#o.receiveSize?.() ?? this.#o.batchSize;
   }
 
   /** Stops polling and waits for running invocations to finish. */
@@ -118,7 +176,7 @@ export class SqsPoller {
       );
       return out.Messages ?? [];
     } catch (error) {
-      if (!this.#running) return [];
+      if (!this.#running && !this.#draining) return [];
       throw error;
     } finally {
       this.#aborts.delete(abort);
@@ -127,7 +185,7 @@ export class SqsPoller {
 
   /** Long-polls for a first message, then fills the batch until it is full or the window closes. */
   async #gather(): Promise<Message[]> {
-    const batch = await this.#receive(this.#o.batchSize, 20);
+    const batch = await this.#receive(this.#batchSize(), 20);
     if (batch.length === 0 || this.#o.batchingWindowSeconds === 0) return batch;
     const deadline = Date.now() + this.#o.batchingWindowSeconds * 1000;
     while (this.#running && batch.length < this.#o.batchSize && Date.now() < deadline) {
@@ -211,3 +269,37 @@ export class SqsPoller {
     });
   }
 }
+
+export interface DrainQueueOptions extends DrainOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly region: string;
+  /** One invocation in a concurrency slot; its result is read as a partial batch response. */
+  readonly invoke: PollerOptions['invoke'];
+  /** Default 10. */
+  readonly batchSize?: number;
+  /** Concurrent invocations (slots). Default 1. */
+  readonly maxConcurrency?: number;
+  /** Seconds before a failed message is visible again. Default 0: at once. */
+  readonly retryDelaySeconds?: number;
+  readonly receiveSize?: () => number;
+  readonly onBatch?: (report: BatchReport) => void;
+}
+
+/** Feeds a queue to a handler in the foreground, as the event source mapping would, until empty. */
+export const drainQueue = (o: DrainQueueOptions): Promise<{ invocations: number }> =>
+  new SqsPoller({
+    sqs: o.sqs,
+    queueUrl: o.queueUrl,
+    queueArn: o.queueArn,
+    region: o.region,
+    batchSize: o.batchSize ?? 10,
+    batchingWindowSeconds: 0,
+    maxConcurrency: o.maxConcurrency ?? 1,
+    reportBatchItemFailures: true,
+    retryDelaySeconds: o.retryDelaySeconds ?? 0,
+    invoke: o.invoke,
+    ...(o.receiveSize ? { receiveSize: o.receiveSize } : {}),
+    ...(o.onBatch ? { onBatch: o.onBatch } : {}),
+  }).drain(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs });

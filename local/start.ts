@@ -3,15 +3,15 @@
  * emulators and runs the demo. `npm start -- --keep` keeps it running for the CLI, the AWS CLI
  * and any SDK (endpoints in .onceflow/local.json) until Ctrl-C.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_LOCAL_STATE } from '../cli/target.ts';
 import { runDemo } from './demo.ts';
 import { JavaMissingError } from './dynamodb-local.ts';
 import { LOCAL_CREDENTIALS } from './emulators.ts';
 import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
+import { DEFAULT_LOCAL_STATE, writeLocalState } from './state.ts';
 import { assemblyIsFresh, synthesize } from './synth.ts';
 
 const PROJECT = join(import.meta.dirname, '..');
@@ -116,17 +116,15 @@ try {
   }
   if (!options.keep) await stop(ok ? 0 : 1);
   else {
-    mkdirSync(dirname(options.state), { recursive: true });
-    const state = {
+    writeLocalState(options.state, {
       endpoint: runtime.endpoint,
       region: runtime.region,
       stackName: stack.stackName,
-      outputs: stack.outputs,
-      credentials: LOCAL_CREDENTIALS,
+      outputs: { ...stack.outputs },
+      credentials: { ...LOCAL_CREDENTIALS },
       pid: process.pid,
       startedAt: new Date().toISOString(),
-    };
-    writeFileSync(options.state, `${JSON.stringify(state, null, 2)}\n`);
+    });
     console.log(
       `\nRunning. Endpoint ${runtime.endpoint} (every service), region ${runtime.region}, any credentials.`,
     );

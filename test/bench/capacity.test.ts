@@ -1,8 +1,8 @@
 import { describe, expect, inject, it } from 'vitest';
-import { onceflowApproach } from '../../bench/approaches.ts';
-import { itemBytes } from '../../bench/meter.ts';
-import { referenceModel } from '../../bench/model.ts';
-import { buildWorkload } from '../../bench/workload.ts';
+import { onceflowApproach } from '../../harness/bench/approaches.ts';
+import { itemBytes } from '../../harness/bench/meter.ts';
+import { buildWorkload } from '../../harness/bench/workload.ts';
+import { referenceModel } from '../../harness/model.ts';
 import { planBatch } from '../../shared/ingest.ts';
 import { validateBatch } from '../../shared/schema.ts';
 import { everyCellOfOneHour, growingHour } from '../support/bounds.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import { CRASH_POINTS, formatSummary, runChaos } from '../../cli/chaos.ts';
+import { CRASH_POINTS, formatSummary, runChaos } from '../../harness/chaos.ts';
 
 describe('chaos schedules', () => {
   it('loses nothing and counts nothing twice over 100 schedules with a fixed seed, every crash point covered', {

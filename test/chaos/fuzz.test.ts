@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { referenceModel } from '../../bench/model.ts';
+import { referenceModel } from '../../harness/model.ts';
 import { validBatchArbitrary } from '../support/bounds.ts';
 import { createPipeline } from '../support/pipeline.ts';
 

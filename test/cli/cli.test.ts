@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { referenceModel } from '../../bench/model.ts';
+import { referenceModel } from '../../harness/model.ts';
 import { type Emulators, LOCAL_CREDENTIALS, startEmulators } from '../../local/emulators.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { writeLocalState } from '../../local/state.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
 import { synthAssembly } from '../support/assembly.ts';
 import { bodyOfSize } from '../support/bounds.ts';
@@ -64,16 +65,15 @@ const stack = async () => {
     retryDelaySeconds: 1,
   });
   const state = join(dir, `${runtime.stack.stackName}.json`);
-  writeFileSync(
-    state,
-    JSON.stringify({
-      endpoint: runtime.endpoint,
-      region: runtime.region,
-      stackName: runtime.stack.stackName,
-      credentials: LOCAL_CREDENTIALS,
-      pid: process.pid,
-    }),
-  );
+  writeLocalState(state, {
+    endpoint: runtime.endpoint,
+    region: runtime.region,
+    stackName: runtime.stack.stackName,
+    outputs: { ...runtime.stack.outputs },
+    credentials: { ...LOCAL_CREDENTIALS },
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+  });
   const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
   const { outputs } = runtime.stack;
   const views = stateViews(runtime.clients, outputs.TableName ?? '', outputs.BucketName ?? '');

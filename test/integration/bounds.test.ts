@@ -4,7 +4,7 @@
  * a DLQ), leave no ledger entry pending, end equal to the reference model, and pass verify.
  */
 import { describe, expect, it } from 'vitest';
-import { referenceModel } from '../../bench/model.ts';
+import { referenceModel } from '../../harness/model.ts';
 import {
   type BoundBatch,
   bodyOfSize,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FaultKind } from '../../local/faults.ts';
+import type { FaultKind } from '../../harness/faults.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { createPipeline, type Pipeline } from '../support/pipeline.ts';
 

@@ -8,7 +8,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { beforeAll } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
-import { drainQueues } from '../../cli/drain.ts';
+import { drainQueues } from '../../local/drain.ts';
 import { deployedPipelineSuite } from '../deployed/suite.ts';
 
 const endpoint = process.env.LOCALSTACK_ENDPOINT ?? 'http://localhost:4566';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { referenceModel } from '../../bench/model.ts';
-import type { GeneratedEvent } from '../../cli/generate.ts';
-import { type FaultKind, SIDE_EFFECT_SITES } from '../../local/faults.ts';
+import { type FaultKind, SIDE_EFFECT_SITES } from '../../harness/faults.ts';
+import type { GeneratedEvent } from '../../harness/generate.ts';
+import { referenceModel } from '../../harness/model.ts';
 import { currencyExponent } from '../../shared/currencies.ts';
 import { fromMinorUnits } from '../../shared/money.ts';
 import { createPipeline } from '../support/pipeline.ts';

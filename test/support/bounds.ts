@@ -3,7 +3,7 @@
  * Every batch here is one the schema admits: each must apply exactly once, first time.
  */
 import fc from 'fast-check';
-import type { GeneratedEvent } from '../../cli/generate.ts';
+import type { GeneratedEvent } from '../../harness/generate.ts';
 import { CURRENCIES, currencyExponent } from '../../shared/currencies.ts';
 import { MAX_EVENTS_PER_BATCH, ORDER_STATUSES } from '../../shared/schema.ts';
 

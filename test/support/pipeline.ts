@@ -17,11 +17,11 @@ import { verify } from '../../cli/ops.ts';
 import type { Target } from '../../cli/target.ts';
 import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../../functions/ingest-orders.ts';
-import { driveQueue } from '../../local/drive.ts';
+import { FaultInjector } from '../../harness/faults.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
-import { FaultInjector } from '../../local/faults.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
 import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
+import { drainQueue } from '../../local/sqs-poller.ts';
 import { createPipelineTable } from '../../local/tables.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
 import type { IngestPorts } from '../../shared/ingest.ts';
@@ -247,13 +247,12 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
 
   /** Runs the aggregate function over the aggregate queue until it is empty with nothing in flight. */
   const drainAggregates = async (options: { batchSize?: number; timeoutMs?: number } = {}) => {
-    await driveQueue({
+    await drainQueue({
       sqs: admin.sqs,
       queueUrl: aggregateQueueUrl,
       queueArn: await aggregateQueueArn(),
       region: LOCAL_REGION,
-      handler: aggregateHandler,
-      functionName: 'aggregate-hours',
+      invoke: (_, event) => aggregateHandler(event, lambdaContext('aggregate-hours', 30_000)),
       ...options,
     });
   };

@@ -9,7 +9,7 @@ import type { AttributeValue, TransactWriteItemsCommandInput } from '@aws-sdk/cl
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { commitPartRequest, ledgerItem, orderItem } from '../../adapters/dynamo.ts';
-import { itemBytes } from '../../bench/meter.ts';
+import { itemBytes } from '../../harness/bench/meter.ts';
 import { planBatch } from '../../shared/ingest.ts';
 import { validateBatch } from '../../shared/schema.ts';
 import { everyCellOfOneHour, validBatchArbitrary, widestBatch } from '../support/bounds.ts';

@@ -14,7 +14,7 @@ import type {
   InitializeMiddleware,
   MetadataBearer,
 } from '@smithy/types';
-import { CONFLICT_FAULT, CONFLICT_FAULT_HEADER } from './s3-preconditions.ts';
+import { CONFLICT_FAULT, CONFLICT_FAULT_HEADER } from '../local/s3-preconditions.ts';
 
 /**
  * `throttle`: DynamoDB's ProvisionedThroughputExceededException; `throttling`: the generic

@@ -1,33 +1,7 @@
 /** Waiting for queues to settle, by their depth alone (works against any endpoint). */
-import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { waitFor } from '../local/net.ts';
-
-export interface QueueDepth {
-  readonly visible: number;
-  readonly inFlight: number;
-  readonly delayed: number;
-}
-
-export const queueDepth = async (sqs: SQSClient, queueUrl: string): Promise<QueueDepth> => {
-  const a =
-    (
-      await sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: queueUrl,
-          AttributeNames: [
-            'ApproximateNumberOfMessages',
-            'ApproximateNumberOfMessagesNotVisible',
-            'ApproximateNumberOfMessagesDelayed',
-          ],
-        }),
-      )
-    ).Attributes ?? {};
-  return {
-    visible: Number(a.ApproximateNumberOfMessages ?? 0),
-    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
-    delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
-  };
-};
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { queueDepth } from '../adapters/sqs.ts';
+import { waitFor } from './net.ts';
 
 export interface DrainOptions {
   readonly timeoutMs: number;

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
-import { type GeneratedEvent, generateStream } from '../cli/generate.ts';
+import { type GeneratedEvent, generateStream } from '../generate.ts';
 import type { Message } from './approaches.ts';
 
 export interface WorkloadOptions {

@@ -4,8 +4,9 @@
  * only data with production (the ISO 4217 exponents), and its own implementation of the one
  * tie order: event ids compared by their UTF-8 bytes, as DynamoDB compares them.
  */
-import type { GeneratedEvent } from '../cli/generate.ts';
+
 import { currencyExponent } from '../shared/currencies.ts';
+import type { GeneratedEvent } from './generate.ts';
 
 export interface ModelHour {
   readonly hour: string;

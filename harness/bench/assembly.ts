@@ -1,7 +1,7 @@
 /** The functions of the synthesized stack, read from the template without provisioning anything. */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadStack } from '../local/template.ts';
+import { loadStack } from '../../local/template.ts';
 
 export interface BundledFunction {
   readonly name: string;

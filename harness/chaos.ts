@@ -11,13 +11,9 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
-  ChangeMessageVisibilityBatchCommand,
   CreateQueueCommand,
-  DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   ListMessageMoveTasksCommand,
-  type Message,
-  ReceiveMessageCommand,
   SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
@@ -27,17 +23,14 @@ import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { AwsClients } from '../adapters/clients.ts';
 import { DynamoOrderStore } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
-import { sendBodies } from '../adapters/sqs.ts';
+import { queueDepth, sendBodies } from '../adapters/sqs.ts';
 import { aggregatorPorts, ingestPorts, ingestSettings } from '../adapters/wiring.ts';
-import { referenceModel } from '../bench/model.ts';
 import { createAggregateHandler } from '../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../functions/ingest-orders.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators.ts';
-import { FaultInjector, type FaultKind, SIDE_EFFECT_SITES } from '../local/faults.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
 import { waitFor } from '../local/net.ts';
-import { toSqsEvent, toSqsRecord } from '../local/sqs-event.ts';
-import { failedIdsOf } from '../local/sqs-poller.ts';
+import { drainQueue } from '../local/sqs-poller.ts';
 import { createPipelineTable } from '../local/tables.ts';
 import { planHour, publishHour } from '../shared/aggregator.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../shared/config.ts';
@@ -45,8 +38,9 @@ import { CURRENCIES } from '../shared/currencies.ts';
 import { batchDigest } from '../shared/digest.ts';
 import { ledgerKey, RAW_PREFIX } from '../shared/keys.ts';
 import { validateBatch } from '../shared/schema.ts';
-import { queueDepth } from './drain.ts';
+import { FaultInjector, type FaultKind, SIDE_EFFECT_SITES } from './faults.ts';
 import { type GeneratedEvent, generateStream } from './generate.ts';
+import { referenceModel } from './model.ts';
 
 /** The call sites whose crash (before or after) must be exercised: 7 sites × 2 = 14 points. */
 export const CRASH_SITES = SIDE_EFFECT_SITES.filter((site) => site !== 'DeleteObject:aggregates');
@@ -256,7 +250,11 @@ export const runSchedule = async (
     if (refused.length > 0) throw new Error(`chaos bodies refused: ${JSON.stringify(refused)}`);
   };
 
-  /** The event source mapping, with two concurrent pollers; sometimes a batch runs twice at once. */
+  /**
+   * The event source mapping (the local runtime's poller), with two concurrent slots, each
+   * invoking its own environment; receives of 1–10 messages; and sometimes a batch running twice
+   * at once in a twin environment, as a handler outliving the visibility timeout causes.
+   */
   const drive = async (
     q: { url: string; arn: string },
     newEnvironment: () => (
@@ -264,64 +262,25 @@ export const runSchedule = async (
       c: ReturnType<typeof lambdaContext>,
     ) => Promise<SQSBatchResponse>,
   ) => {
-    // Each poller invokes its own environment (handler instance), and a twin runs in another.
-    const worker = async () => {
-      const handler = newEnvironment();
-      const twin = newEnvironment();
-      for (;;) {
-        const messages: Message[] =
-          (
-            await admin.sqs.send(
-              new ReceiveMessageCommand({
-                QueueUrl: q.url,
-                MaxNumberOfMessages: int(1, 10),
-                MessageSystemAttributeNames: ['All'],
-                WaitTimeSeconds: 0,
-              }),
-            )
-          ).Messages ?? [];
-        if (messages.length === 0) {
-          const d = await queueDepth(admin.sqs, q.url);
-          if (d.visible + d.inFlight === 0) return;
-          await new Promise((r) => setTimeout(r, 5));
-          continue;
-        }
-        const event = toSqsEvent(messages.map((m) => toSqsRecord(m, q.arn, LOCAL_REGION)));
-        const invoke = (h: typeof handler) =>
-          h(event, lambdaContext('chaos', 30_000)).catch(() => undefined);
-        // A handler outliving the visibility timeout: the same messages run twice concurrently.
-        const [response] = await Promise.all(
-          chance(0.1) ? [invoke(handler), invoke(twin)] : [invoke(handler)],
+    const slots = [0, 1].map(() => ({ handler: newEnvironment(), twin: newEnvironment() }));
+    await drainQueue({
+      sqs: admin.sqs,
+      queueUrl: q.url,
+      queueArn: q.arn,
+      region: LOCAL_REGION,
+      maxConcurrency: slots.length,
+      receiveSize: () => int(1, 10),
+      invoke: async (slot, event) => {
+        const env = slots[slot] ?? slots[0];
+        if (!env) throw new Error(`no environment for slot ${slot}`);
+        const run = (h: typeof env.handler) => h(event, lambdaContext('chaos', 30_000));
+        const [first] = await Promise.allSettled(
+          chance(0.1) ? [run(env.handler), run(env.twin)] : [run(env.handler)],
         );
-        const ids = messages.map((m) => m.MessageId ?? '');
-        const failed = response === undefined ? ids : failedIdsOf(response, ids).ids;
-        const done = messages.filter((m) => !failed.includes(m.MessageId ?? ''));
-        const retry = messages.filter((m) => failed.includes(m.MessageId ?? ''));
-        if (done.length)
-          await admin.sqs.send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: q.url,
-              Entries: done.map((m, i) => ({
-                Id: String(i),
-                ReceiptHandle: m.ReceiptHandle ?? '',
-              })),
-            }),
-          );
-        if (retry.length) {
-          await admin.sqs.send(
-            new ChangeMessageVisibilityBatchCommand({
-              QueueUrl: q.url,
-              Entries: retry.map((m, i) => ({
-                Id: String(i),
-                ReceiptHandle: m.ReceiptHandle ?? '',
-                VisibilityTimeout: 0,
-              })),
-            }),
-          );
-        }
-      }
-    };
-    await Promise.all([worker(), worker()]);
+        if (first?.status === 'rejected') throw first.reason;
+        return first?.value;
+      },
+    });
   };
   const redrive = async (dlq: { url: string; arn: string }, source: { arn: string }) => {
     const d = await queueDepth(admin.sqs, dlq.url);

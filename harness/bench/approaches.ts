@@ -19,24 +19,23 @@ import {
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { AwsClients } from '../adapters/clients.ts';
-import { DynamoOrderStore } from '../adapters/dynamo.ts';
-import { S3Store } from '../adapters/s3.ts';
-import { aggregatorPorts, ingestPorts, ingestSettings } from '../adapters/wiring.ts';
-import type { GeneratedEvent } from '../cli/generate.ts';
-import { createAggregateHandler } from '../functions/aggregate-hours.ts';
-import { createIngestHandler } from '../functions/ingest-orders.ts';
-import { driveQueue } from '../local/drive.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators.ts';
-import { FaultInjector, InjectedCrash } from '../local/faults.ts';
-import { lambdaContext } from '../local/lambda-context.ts';
-import { toSqsEvent, toSqsRecord } from '../local/sqs-event.ts';
-import { failedIdsOf } from '../local/sqs-poller.ts';
-import { createPipelineTable } from '../local/tables.ts';
-import { mapLimit } from '../shared/concurrency.ts';
-import { loadAggregateConfig, loadIngestConfig } from '../shared/config.ts';
+import type { AwsClients } from '../../adapters/clients.ts';
+import { DynamoOrderStore } from '../../adapters/dynamo.ts';
+import { S3Store } from '../../adapters/s3.ts';
+import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
+import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
+import { createIngestHandler } from '../../functions/ingest-orders.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
+import { lambdaContext } from '../../local/lambda-context.ts';
+import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
+import { drainQueue, failedIdsOf } from '../../local/sqs-poller.ts';
+import { createPipelineTable } from '../../local/tables.ts';
+import { mapLimit } from '../../shared/concurrency.ts';
+import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
+import { FaultInjector, InjectedCrash } from '../faults.ts';
+import type { GeneratedEvent } from '../generate.ts';
+import type { ModelHour } from '../model.ts';
 import { CapacityMeter } from './meter.ts';
-import type { ModelHour } from './model.ts';
 
 export interface Message {
   readonly messageId: string;
@@ -207,12 +206,12 @@ export const onceflowApproach = (endpoint: string): Approach => ({
       ports: aggregatorPorts(loadAggregateConfig(env), clients),
       quarantine: new S3Store(clients.s3, bucket),
     });
-    const { invocations } = await driveQueue({
+    const { invocations } = await drainQueue({
       sqs: admin.sqs,
       queueUrl,
       queueArn,
       region: LOCAL_REGION,
-      handler: aggregate,
+      invoke: (_, event) => aggregate(event, lambdaContext('aggregate-hours', 30_000)),
     });
     const s3Requests =
       [...faults.calls.entries()]
