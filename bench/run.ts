@@ -19,7 +19,7 @@ import { measureFunctions } from '../harness/bench/functions.ts';
 import { buildWorkload } from '../harness/bench/workload.ts';
 import { referenceModel } from '../harness/model.ts';
 import { startEmulators } from '../local/emulators.ts';
-import { assemblyIsFresh, synthesize } from '../local/synth.ts';
+import { projectAssembly } from '../local/synth.ts';
 
 // The handlers log and emit metrics through Powertools: quiet here, the figures are the output.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -123,8 +123,7 @@ try {
 }
 
 const project = join(import.meta.dirname, '..');
-const assemblyDir = join(project, 'cdk.out');
-if (!assemblyIsFresh(project, assemblyDir)) await synthesize(project, assemblyDir);
+const assemblyDir = await projectAssembly(project);
 const functions = measureFunctions(assemblyDir);
 
 const output = {

@@ -22,6 +22,7 @@ import { generateStream } from '../harness/generate.ts';
 import { drainQueues } from '../local/drain.ts';
 import { startEmulators } from '../local/emulators.ts';
 import { eventsChart, hourlyTable, ordersTable } from '../local/render.ts';
+import { projectAssembly } from '../local/synth.ts';
 import { CURRENCIES, currencyExponent } from '../shared/currencies.ts';
 import {
   listRejects,
@@ -470,6 +471,10 @@ program
   .option('--schedule-seed <n>', 'rerun one schedule by its seed', number('a seed', 0))
   .option('--orders <n>', 'orders per schedule', number('a count', 1), 12)
   .option('--json', 'print the summary as JSON')
+  .option(
+    '--assembly <dir>',
+    'a synthesized cloud assembly (default: cdk.out, synthesized when stale)',
+  )
   .addHelpText(
     'after',
     '\nExample:\n  npx onceflow chaos --schedules 500 --seed 7\n  npx onceflow chaos --schedule-seed 1063355',
@@ -482,14 +487,22 @@ program
         scheduleSeed?: number;
         orders: number;
         json?: boolean;
+        assembly?: string;
       }) => {
         process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
         process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+        // Every schedule runs on a copy of the synthesized stack, as deployed.
+        const assemblyDir = o.assembly ?? (await projectAssembly());
         const emulators = await startEmulators();
         try {
           let summary: ChaosSummary;
           if (o.scheduleSeed !== undefined) {
-            const r = await runSchedule(emulators.endpoint, o.scheduleSeed, o.orders);
+            const r = await runSchedule({
+              endpoint: emulators.endpoint,
+              assemblyDir,
+              seed: o.scheduleSeed,
+              orders: o.orders,
+            });
             summary = {
               schedules: 1,
               events: r.events,
@@ -506,6 +519,7 @@ program
             const bar = progress('schedules');
             summary = await runChaos({
               endpoint: emulators.endpoint,
+              assemblyDir,
               schedules: o.schedules,
               seed: o.seed,
               orders: o.orders,

@@ -9,10 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
   ListMessageMoveTasksCommand,
   SQSClient,
   StartMessageMoveTaskCommand,
@@ -27,11 +25,12 @@ import { queueDepth, sendBodies } from '../adapters/sqs.ts';
 import { aggregatorPorts, ingestPorts, ingestSettings } from '../adapters/wiring.ts';
 import { createAggregateHandler } from '../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../functions/ingest-orders.ts';
+import { adminClients } from '../local/clients.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
 import { waitFor } from '../local/net.ts';
 import { drainQueue } from '../local/sqs-poller.ts';
-import { createPipelineTable } from '../local/tables.ts';
+import { maxReceiveCount, provisionStackCopy, type StackCopy } from '../local/stack-copy.ts';
 import { planHour, publishHour } from '../shared/aggregator.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../shared/config.ts';
 import { CURRENCIES } from '../shared/currencies.ts';
@@ -77,70 +76,45 @@ export interface ChaosSummary {
   readonly failures: { seed: number; diff: string }[];
 }
 
-const MAX_RECEIVES = 4;
-
 /** The seed of schedule `index` of a run: rerun one alone with --schedule-seed. */
 export const scheduleSeed = (runSeed: number, index: number) =>
   ((runSeed * 1_000_003 + index * 7_919) >>> 0) % 2_147_483_647;
 
-export const runSchedule = async (
-  endpoint: string,
-  seed: number,
-  orderCount: number,
-  mandatoryPoint?: string,
-): Promise<ScheduleResult> => {
+export interface ScheduleOptions {
+  /** The local edge. */
+  readonly endpoint: string;
+  /** The synthesized stack each schedule provisions a copy of. */
+  readonly assemblyDir: string;
+  readonly seed: number;
+  readonly orders: number;
+  /** The crash point this schedule must exercise (forced on its first call). */
+  readonly mandatoryPoint?: string;
+  /** Told about the stack copy the schedule runs on (tests compare it with the template). */
+  readonly onProvisioned?: (copy: StackCopy) => void;
+}
+
+export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> => {
+  const { endpoint, seed, mandatoryPoint } = o;
+  const orderCount = o.orders;
   const rng = xoroshiro128plus(seed);
   const int = (min: number, max: number) => uniformInt(rng, min, max);
   const chance = (p: number) => int(0, 9999) < p * 10_000;
+  const admin = adminClients(endpoint, LOCAL_REGION);
+
+  // Resources: a copy of the synthesized stack, exactly as the template defines it.
+  const copy = await provisionStackCopy({
+    assemblyDir: o.assemblyDir,
+    endpoint,
+    name: `chaos-${seed}-${randomUUID().slice(0, 8)}`,
+  });
+  o.onProvisioned?.(copy);
+  const table = copy.outputs.TableName ?? '';
+  const bucket = copy.outputs.BucketName ?? '';
+  const { orders, ordersDlq, aggregate, aggregateDlq } = copy.queues;
+  const maxReceives = maxReceiveCount(orders);
+  const ingestEnv = copy.ingestEnvironment;
+  const aggregateEnv = copy.aggregateEnvironment;
   const config = { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-  const admin = {
-    dynamo: new DynamoDBClient(config),
-    s3: new S3Client({ ...config, forcePathStyle: true }),
-    sqs: new SQSClient(config),
-  };
-  const name = `chaos-${seed}-${randomUUID().slice(0, 8)}`;
-
-  // Resources: the stack's shape, small.
-  await createPipelineTable(admin.dynamo, name);
-  await admin.s3.send(new CreateBucketCommand({ Bucket: name }));
-  const queue = async (queueName: string, dlqArn?: string) => {
-    const url =
-      (
-        await admin.sqs.send(
-          new CreateQueueCommand({
-            QueueName: queueName,
-            Attributes: dlqArn
-              ? {
-                  RedrivePolicy: JSON.stringify({
-                    deadLetterTargetArn: dlqArn,
-                    maxReceiveCount: MAX_RECEIVES,
-                  }),
-                }
-              : {},
-          }),
-        )
-      ).QueueUrl ?? '';
-    const arn =
-      (
-        await admin.sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
-        )
-      ).Attributes?.QueueArn ?? '';
-    return { url, arn };
-  };
-  const ordersDlq = await queue(`${name}-orders-dlq`);
-  const orders = await queue(`${name}-orders`, ordersDlq.arn);
-  const aggregateDlq = await queue(`${name}-aggregate-dlq`);
-  const aggregate = await queue(`${name}-aggregate`, aggregateDlq.arn);
-
-  const env = {
-    AWS_REGION: LOCAL_REGION,
-    AWS_ENDPOINT_URL: endpoint,
-    S3_FORCE_PATH_STYLE: 'true',
-    TABLE_NAME: name,
-    BUCKET_NAME: name,
-    AGGREGATE_QUEUE_URL: aggregate.url,
-  };
   const faults = new FaultInjector();
   const clients: AwsClients = {
     dynamo: faults.attach(new DynamoDBClient(config)),
@@ -229,11 +203,11 @@ export const runSchedule = async (
     faults.add({
       site: 'PutItem:batch',
       kind: 'crash-before',
-      times: MAX_RECEIVES,
+      times: maxReceives,
       when: (input) => JSON.stringify(input).includes(`"BATCH#${poisoned}"`),
     });
 
-  const ingestConfig = loadIngestConfig(env);
+  const ingestConfig = loadIngestConfig(ingestEnv);
   const newIngest = () =>
     createIngestHandler({
       ports: ingestPorts(ingestConfig, clients),
@@ -241,8 +215,8 @@ export const runSchedule = async (
     });
   const newAggregator = () =>
     createAggregateHandler({
-      ports: aggregatorPorts(loadAggregateConfig(env), clients),
-      quarantine: new S3Store(clients.s3, name),
+      ports: aggregatorPorts(loadAggregateConfig(aggregateEnv), clients),
+      quarantine: new S3Store(clients.s3, bucket),
     });
 
   const send = async (bodies: readonly string[]) => {
@@ -306,16 +280,16 @@ export const runSchedule = async (
   // Mid-run: redrive whatever reached the DLQ, replay the archive of an interval, reconcile an interval.
   await redrive(ordersDlq, orders);
   await send(sends.slice(half));
-  const store = new S3Store(admin.s3, name);
+  const store = new S3Store(admin.s3, bucket);
   const archived = await store.listKeys(RAW_PREFIX);
   const replayed = archived.filter(() => chance(0.3));
   const replayBodies: string[] = [];
   for (const key of replayed) {
-    const out = await admin.s3.send(new GetObjectCommand({ Bucket: name, Key: key }));
+    const out = await admin.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     replayBodies.push((await out.Body?.transformToString()) ?? '');
   }
   await send(replayBodies);
-  const ports = aggregatorPorts(loadAggregateConfig(env), clients);
+  const ports = aggregatorPorts(loadAggregateConfig(aggregateEnv), clients);
   const hoursNow = (await store.listAggregates()).map((a) => a.hour);
   for (const hour of hoursNow.filter(() => chance(0.3)))
     await publishHour(hour, ports).catch(() => undefined);
@@ -338,7 +312,7 @@ export const runSchedule = async (
   if (victim && impostor) {
     const ledger = await admin.dynamo.send(
       new GetItemCommand({
-        TableName: name,
+        TableName: table,
         Key: { pk: { S: ledgerKey(victim.batchId).pk }, sk: { S: ledgerKey(victim.batchId).sk } },
       }),
     );
@@ -350,7 +324,7 @@ export const runSchedule = async (
     }
   }
   const model = referenceModel(batches);
-  const actualOrders = await new DynamoOrderStore(admin.dynamo, name).listOrders();
+  const actualOrders = await new DynamoOrderStore(admin.dynamo, table).listOrders();
   const actualHours = (await store.listAggregates()).map(({ hour, events, byStatus }) => ({
     hour,
     events,
@@ -387,7 +361,7 @@ export const runSchedule = async (
       (
         await planHour(hour, {
           ...ports,
-          counters: aggregatorPorts(loadAggregateConfig(env), admin).counters,
+          counters: aggregatorPorts(loadAggregateConfig(aggregateEnv), admin).counters,
         })
       ).action !== 'unchanged'
     )
@@ -404,7 +378,7 @@ export const runSchedule = async (
   const expectedRejects = stream.stats.invalid + 1 + (impostor ? 1 : 0);
   const rejectBodies = new Set<string>();
   for (const key of rejects) {
-    const out = await admin.s3.send(new GetObjectCommand({ Bucket: name, Key: key }));
+    const out = await admin.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     rejectBodies.add(
       (JSON.parse((await out.Body?.transformToString()) ?? '{}') as { body: string }).body,
     );
@@ -430,6 +404,7 @@ export const runSchedule = async (
 
 export interface ChaosOptions {
   readonly endpoint: string;
+  readonly assemblyDir: string;
   readonly schedules: number;
   readonly seed: number;
   readonly orders: number;
@@ -452,12 +427,14 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
   for (let i = 0; i < o.schedules; i++) {
     const seed = scheduleSeed(o.seed, i);
     // Every crash point is forced in turn, so any run of 14+ schedules covers them all.
-    const result = await runSchedule(
-      o.endpoint,
+    const point = CRASH_POINTS[i % CRASH_POINTS.length];
+    const result = await runSchedule({
+      endpoint: o.endpoint,
+      assemblyDir: o.assemblyDir,
       seed,
-      o.orders,
-      CRASH_POINTS[i % CRASH_POINTS.length],
-    );
+      orders: o.orders,
+      ...(point === undefined ? {} : { mandatoryPoint: point }),
+    });
     summary.schedules++;
     summary.events += result.events;
     summary.lost += result.lost;

@@ -6,10 +6,9 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
+import { adminClients } from './clients.ts';
 import { type EdgeCall, type Emulators, LOCAL_CREDENTIALS, startEmulators } from './emulators.ts';
 import { LambdaEnvironment } from './lambda-environment.ts';
 import { waitFor } from './net.ts';
@@ -67,15 +66,6 @@ export interface LocalRuntime {
   drain(options?: { timeoutMs?: number }): Promise<void>;
   stop(): Promise<void>;
 }
-
-export const adminClients = (endpoint: string, region: string): AwsClients => {
-  const config = { endpoint, region, credentials: LOCAL_CREDENTIALS };
-  return {
-    dynamo: new DynamoDBClient(config),
-    s3: new S3Client({ ...config, forcePathStyle: true }),
-    sqs: new SQSClient(config),
-  };
-};
 
 export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
   const stackTemplate = loadStack(options.assemblyDir, options.stackName);

@@ -55,3 +55,12 @@ export const synthesize = (
         : reject(new Error(`cdk synth failed (exit ${code}):\n${output.slice(-4000)}`)),
     );
   });
+
+/** The project's cloud assembly (`cdk.out`), synthesized first when missing or stale. */
+export const projectAssembly = async (
+  projectDir = join(import.meta.dirname, '..'),
+): Promise<string> => {
+  const assemblyDir = join(projectDir, 'cdk.out');
+  if (!assemblyIsFresh(projectDir, assemblyDir)) await synthesize(projectDir, assemblyDir);
+  return assemblyDir;
+};

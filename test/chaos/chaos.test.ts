@@ -1,5 +1,11 @@
+import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, inject, it } from 'vitest';
-import { CRASH_POINTS, formatSummary, runChaos } from '../../harness/chaos.ts';
+import { CRASH_POINTS, formatSummary, runChaos, runSchedule } from '../../harness/chaos.ts';
+import { adminClients } from '../../local/clients.ts';
+import { LOCAL_REGION } from '../../local/emulators.ts';
+import type { StackCopy } from '../../local/stack-copy.ts';
+import { loadStack } from '../../local/template.ts';
 
 describe('chaos schedules', () => {
   it('loses nothing and counts nothing twice over 100 schedules with a fixed seed, every crash point covered', {
@@ -7,6 +13,7 @@ describe('chaos schedules', () => {
   }, async () => {
     const summary = await runChaos({
       endpoint: inject('endpoint'),
+      assemblyDir: inject('assembly').assemblyDir,
       schedules: 100,
       seed: 2026,
       orders: 10,
@@ -40,6 +47,7 @@ describe('chaos schedules', () => {
     );
     const summary = await runChaos({
       endpoint: inject('endpoint'),
+      assemblyDir: inject('assembly').assemblyDir,
       schedules: 20,
       seed,
       orders: 10,
@@ -47,5 +55,64 @@ describe('chaos schedules', () => {
     console.log(`chaos, seed ${seed}: ${formatSummary(summary)}`);
     expect(summary.failures).toEqual([]);
     expect(summary.mismatches).toBe(0);
+  });
+});
+
+describe('the stack chaos runs on', () => {
+  it('has every queue attribute, redrive policy, key schema and TTL the template defines', async () => {
+    const { assemblyDir } = inject('assembly');
+    let copy: StackCopy | undefined;
+    await runSchedule({
+      endpoint: inject('endpoint'),
+      assemblyDir,
+      seed: 7,
+      orders: 3,
+      onProvisioned: (c) => {
+        copy = c;
+      },
+    });
+    if (!copy) throw new Error('the schedule provisioned nothing');
+    const { template } = loadStack(assemblyDir);
+    const resources = Object.entries(template.Resources);
+    const admin = adminClients(inject('endpoint'), LOCAL_REGION);
+
+    const queues = resources.filter(([, r]) => r.Type === 'AWS::SQS::Queue');
+    expect(queues).toHaveLength(4);
+    for (const [id, resource] of queues) {
+      const local = copy.stack.queues.find((q) => q.logicalId === id);
+      if (!local) throw new Error(`chaos has no queue ${id}`);
+      const { Attributes: actual = {} } = await admin.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: local.url, AttributeNames: ['All'] }),
+      );
+      const p = resource.Properties;
+      for (const key of [
+        'VisibilityTimeout',
+        'MessageRetentionPeriod',
+        'MaximumMessageSize',
+      ] as const) {
+        if (p[key] !== undefined) expect(actual[key], `${id} ${key}`).toBe(String(p[key]));
+      }
+      const policy = p.RedrivePolicy as
+        | { deadLetterTargetArn: { 'Fn::GetAtt': [string, string] }; maxReceiveCount: number }
+        | undefined;
+      if (policy) {
+        const dlq = copy.stack.queues.find(
+          (q) => q.logicalId === policy.deadLetterTargetArn['Fn::GetAtt'][0],
+        );
+        expect(JSON.parse(actual.RedrivePolicy ?? '{}')).toEqual({
+          deadLetterTargetArn: dlq?.arn,
+          maxReceiveCount: policy.maxReceiveCount,
+        });
+      } else expect(actual.RedrivePolicy, id).toBeUndefined();
+    }
+
+    const [[, table] = []] = resources.filter(([, r]) => r.Type.startsWith('AWS::DynamoDB::'));
+    const tableName = copy.outputs.TableName ?? '';
+    const described = await admin.dynamo.send(new DescribeTableCommand({ TableName: tableName }));
+    expect(described.Table?.KeySchema).toEqual(table?.Properties.KeySchema);
+    const ttl = await admin.dynamo.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
+    const spec = table?.Properties.TimeToLiveSpecification as { AttributeName: string };
+    expect(ttl.TimeToLiveDescription?.AttributeName).toBe(spec.AttributeName);
+    expect(ttl.TimeToLiveDescription?.TimeToLiveStatus).toBe('ENABLED');
   });
 });

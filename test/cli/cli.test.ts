@@ -4,13 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { referenceModel } from '../../harness/model.ts';
 import { type Emulators, LOCAL_CREDENTIALS, startEmulators } from '../../local/emulators.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { writeLocalState } from '../../local/state.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
-import { synthAssembly } from '../support/assembly.ts';
 import { bodyOfSize } from '../support/bounds.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { stateViews, uniqueName } from '../support/pipeline.ts';
@@ -43,16 +42,14 @@ const onceflow = (args: string[], env: Record<string, string> = {}): Promise<Res
   });
 
 let emulators: Emulators;
-let assembly: ReturnType<typeof synthAssembly>;
+const assembly = inject('assembly');
 const dir = mkdtempSync(join(tmpdir(), 'onceflow-cli-'));
 
 beforeAll(async () => {
-  assembly = synthAssembly();
   emulators = await startEmulators();
 });
 afterAll(async () => {
   await emulators?.stop();
-  assembly?.remove();
 });
 
 /** A fresh copy of the stack on the shared emulators, and a CLI bound to it as `--target local`. */
@@ -310,6 +307,8 @@ describe('onceflow chaos', () => {
       '--orders',
       '6',
       '--json',
+      '--assembly',
+      assembly.assemblyDir,
     ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -335,7 +334,15 @@ describe('onceflow chaos', () => {
       'staleOverwrites',
       'wideSchedules',
     ]);
-    const one = await onceflow(['chaos', '--schedule-seed', '1063355', '--orders', '6']);
+    const one = await onceflow([
+      'chaos',
+      '--schedule-seed',
+      '1063355',
+      '--orders',
+      '6',
+      '--assembly',
+      assembly.assemblyDir,
+    ]);
     expect(one.code).toBe(0);
     expect(one.stdout).toMatch(
       /^1 schedules, \d+ events, 0 lost, 0 double-counted, 0 stale overwrites, 0 mismatches/,

@@ -1,25 +1,21 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoOrderStore } from '../../adapters/dynamo.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { runDemo } from '../../local/demo.ts';
 import { type CrashRule, type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
-import { synthAssembly } from '../support/assembly.ts';
 import { scenario } from './scenario.ts';
 import { deployedPipelineSuite } from './suite.ts';
 
 let runtime: LocalRuntime;
-let dispose = () => {};
 
 beforeAll(async () => {
-  const { assemblyDir, stackName, remove } = synthAssembly();
-  dispose = remove;
+  const { assemblyDir, stackName } = inject('assembly');
   // Failed messages come back after a second instead of the 3-minute visibility timeout.
   runtime = await startLocalRuntime({ assemblyDir, stackName, retryDelaySeconds: 1 });
 });
 afterAll(async () => {
   await runtime?.stop();
-  dispose();
 });
 
 deployedPipelineSuite('local runtime', () => ({
@@ -80,7 +76,7 @@ describe('the local runtime', () => {
 
 describe('npm start', () => {
   it('prints the orders, the hourly aggregates and a chart equal to the expected results', async () => {
-    const { assemblyDir, stackName, remove } = synthAssembly();
+    const { assemblyDir, stackName } = inject('assembly');
     const demoRuntime = await startLocalRuntime({ assemblyDir, stackName, retryDelaySeconds: 1 });
     try {
       const printed: string[] = [];
@@ -95,7 +91,6 @@ describe('npm start', () => {
       expect(text).toContain('✔ orders and hourly aggregates equal the expected results');
     } finally {
       await demoRuntime.stop();
-      remove();
     }
   });
 });

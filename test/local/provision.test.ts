@@ -5,21 +5,25 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { LOCAL_REGION } from '../../local/emulators.ts';
 import { provisionStack } from '../../local/provision.ts';
 import { loadStack } from '../../local/template.ts';
 import { synthAssembly } from '../support/assembly.ts';
-import { createAdminClients } from '../support/pipeline.ts';
+import { createAdminClients, uniqueName } from '../support/pipeline.ts';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
 describe('provisioning from the synthesized template', () => {
   it('creates the onceflow stack’s queues, table and bucket exactly as the template says', async () => {
-    const { assemblyDir, stackName, template, remove } = synthAssembly();
-    onTestFinished(remove);
+    const { assemblyDir } = inject('assembly');
+    const { template } = loadStack(assemblyDir);
     const clients = createAdminClients();
-    const stack = await provisionStack(loadStack(assemblyDir, stackName), clients, LOCAL_REGION);
+    const stack = await provisionStack(
+      { ...loadStack(assemblyDir), stackName: uniqueName('prov') },
+      clients,
+      LOCAL_REGION,
+    );
     const resources = template.Resources as Resources;
 
     const templateQueues = Object.entries(resources).filter(
@@ -84,10 +88,9 @@ describe('provisioning from the synthesized template', () => {
   });
 
   it('resolves every function’s environment to the local resources and reads each event source mapping', async () => {
-    const { assemblyDir, stackName, remove } = synthAssembly();
-    onTestFinished(remove);
+    const { assemblyDir } = inject('assembly');
     const stack = await provisionStack(
-      loadStack(assemblyDir, stackName),
+      { ...loadStack(assemblyDir), stackName: uniqueName('prov') },
       createAdminClients(),
       LOCAL_REGION,
     );

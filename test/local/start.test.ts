@@ -1,11 +1,11 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
+import { adminClients } from '../../local/clients.ts';
 import { waitFor } from '../../local/net.ts';
-import { adminClients } from '../../local/runtime.ts';
-import { synthAssembly } from '../support/assembly.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const alive = (pid: number) => {
@@ -24,9 +24,8 @@ const childrenOf = (pid: number): number[] =>
 
 describe('npm start as a process', () => {
   it('serves the stack to any SDK with --keep through local.json and leaves no process behind on Ctrl-C', async () => {
-    const { assemblyDir, stackName, remove } = synthAssembly();
-    onTestFinished(remove);
-    const state = join(assemblyDir, 'local.json');
+    const { assemblyDir, stackName } = inject('assembly');
+    const state = join(mkdtempSync(join(tmpdir(), 'onceflow-start-')), 'local.json');
     const child = spawn(
       join(ROOT, 'node_modules', '.bin', 'node'),
       [
@@ -84,8 +83,7 @@ describe('npm start as a process', () => {
   });
 
   it('explains how to get Java, or to use LocalStack, when there is none', async () => {
-    const { assemblyDir, stackName, remove } = synthAssembly();
-    onTestFinished(remove);
+    const { assemblyDir, stackName } = inject('assembly');
     const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
       const child = spawn(
         join(ROOT, 'node_modules', '.bin', 'node'),

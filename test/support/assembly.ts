@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
 import { OnceflowStack } from '../../infra/onceflow-stack.ts';
 import { readSettings } from '../../infra/settings.ts';
-import { uniqueName } from './pipeline.ts';
+import { uniqueName } from './names.ts';
 
 /**
  * Synthesizes a stack in-process into a fresh cloud assembly inside the project (so the bundles'

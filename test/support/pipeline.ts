@@ -1,12 +1,12 @@
 /**
- * A fresh pipeline per test: its own table, bucket and aggregate queue on the shared emulators,
- * the production wiring (config parsed from the environment the stack would give), and clients
+ * A fresh pipeline per test: its own copy of the synthesized stack on the shared emulators, the
+ * production wiring (config parsed from the environment the template gives), and clients
  * that carry a fault injector.
  */
 import { randomUUID } from 'node:crypto';
 import { type AttributeValue, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { inject } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
@@ -22,15 +22,15 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
 import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import { drainQueue } from '../../local/sqs-poller.ts';
-import { createPipelineTable } from '../../local/tables.ts';
+import { provisionStackCopy } from '../../local/stack-copy.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
 import type { IngestPorts } from '../../shared/ingest.ts';
 import { AGGREGATE_PREFIX, LEDGER_SK, REJECT_PREFIX } from '../../shared/keys.ts';
 import type { OrderView } from '../../shared/order-state.ts';
 
-let sequence = 0;
-export const uniqueName = (prefix: string) =>
-  `${prefix}-${process.pid}-${Date.now().toString(36)}-${(sequence++).toString(36)}`;
+import { uniqueName } from './names.ts';
+
+export { uniqueName };
 
 export interface Delivery {
   readonly body: string;
@@ -60,9 +60,6 @@ export const createAdminClients = (): AwsClients => ({
   s3: new S3Client({ ...clientConfig(), forcePathStyle: true }),
   sqs: new SQSClient(clientConfig()),
 });
-
-/** The table as the stack defines it: (pk, sk) strings, on demand. */
-export const createTable = createPipelineTable;
 
 /** Delivers each body until it succeeds (SQS redelivering a failed message), up to `attempts`. */
 export const redeliverUntilDone =
@@ -186,27 +183,19 @@ export const stateViews = (admin: AwsClients, tableName: string, bucketName: str
 
 export const createPipeline = async (options: PipelineOptions = {}) => {
   const admin = createAdminClients();
-  const tableName = uniqueName('orders');
-  const bucketName = uniqueName('onceflow').toLowerCase();
-  const queueName = uniqueName('aggregate');
-  await createTable(admin.dynamo, tableName);
-  await admin.s3.send(new CreateBucketCommand({ Bucket: bucketName }));
-  const queue = await admin.sqs.send(
-    new CreateQueueCommand({ QueueName: queueName, Attributes: { VisibilityTimeout: '30' } }),
-  );
-  const aggregateQueueUrl = queue.QueueUrl ?? '';
-
-  const env = {
-    AWS_REGION: LOCAL_REGION,
-    AWS_ENDPOINT_URL: inject('endpoint'),
-    S3_FORCE_PATH_STYLE: 'true',
-    TABLE_NAME: tableName,
-    BUCKET_NAME: bucketName,
-    AGGREGATE_QUEUE_URL: aggregateQueueUrl,
-    ...options.env,
-  };
+  // A copy of the synthesized stack: its queues, table and bucket exactly as the template says,
+  // and each function's environment as the template gives it.
+  const copy = await provisionStackCopy({
+    assemblyDir: inject('assembly').assemblyDir,
+    endpoint: inject('endpoint'),
+    name: uniqueName('pipe'),
+  });
+  const tableName = copy.outputs.TableName ?? '';
+  const bucketName = copy.outputs.BucketName ?? '';
+  const aggregateQueueUrl = copy.queues.aggregate.url;
+  const env = { ...copy.ingestEnvironment, ...options.env };
   const ingestConfig = loadIngestConfig(env);
-  const aggregateConfig = loadAggregateConfig(env);
+  const aggregateConfig = loadAggregateConfig({ ...copy.aggregateEnvironment, ...options.env });
   const faults = new FaultInjector();
   const clients: AwsClients = {
     dynamo: faults.attach(new DynamoDBClient({ ...clientConfig() })),
@@ -235,22 +224,12 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
 
   const deliverUntilDone = redeliverUntilDone(ingest);
 
-  const aggregateQueueArn = async () =>
-    (
-      await admin.sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: aggregateQueueUrl,
-          AttributeNames: ['QueueArn'],
-        }),
-      )
-    ).Attributes?.QueueArn ?? '';
-
   /** Runs the aggregate function over the aggregate queue until it is empty with nothing in flight. */
   const drainAggregates = async (options: { batchSize?: number; timeoutMs?: number } = {}) => {
     await drainQueue({
       sqs: admin.sqs,
       queueUrl: aggregateQueueUrl,
-      queueArn: await aggregateQueueArn(),
+      queueArn: copy.queues.aggregate.arn,
       region: LOCAL_REGION,
       invoke: (_, event) => aggregateHandler(event, lambdaContext('aggregate-hours', 30_000)),
       ...options,

@@ -5,12 +5,11 @@
  * on emulators shared by the test file.
  */
 import type { SQSBatchResponse } from 'aws-lambda';
-import { afterAll, beforeAll, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, inject, onTestFinished } from 'vitest';
 import { type Emulators, startEmulators } from '../../local/emulators.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
 import { toSqsEvent } from '../../local/sqs-event.ts';
 import { failedIdsOf } from '../../local/sqs-poller.ts';
-import { synthAssembly } from './assembly.ts';
 import {
   type Delivery,
   recordsOf,
@@ -21,18 +20,16 @@ import {
 
 export const useRuntimePipelines = () => {
   let emulators: Emulators | undefined;
-  let assembly: ReturnType<typeof synthAssembly> | undefined;
+  const assembly = inject('assembly');
   beforeAll(async () => {
-    assembly = synthAssembly();
     emulators = await startEmulators();
   });
   afterAll(async () => {
     await emulators?.stop();
-    assembly?.remove();
   });
 
   return async () => {
-    if (!emulators || !assembly)
+    if (!emulators)
       throw new Error('useRuntimePipelines() must be called at the top of the test file');
     const runtime = await startLocalRuntime({
       assemblyDir: assembly.assemblyDir,
