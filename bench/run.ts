@@ -69,13 +69,17 @@ const compare = (state: PassState) => {
   return { exact, doubleCountedEvents: counted - expectedEvents, staleOrders };
 };
 
+// Every approach runs on a copy of the synthesized stack: its queue, and for onceflow its table,
+// bucket and function configuration.
+const project = join(import.meta.dirname, '..');
+const assemblyDir = await projectAssembly(project);
 const emulators = await startEmulators();
 const results: Record<string, unknown> = {};
 try {
   const approaches: Approach[] = [
-    onceflowApproach(emulators.endpoint),
-    naiveApproach(emulators.endpoint),
-    powertoolsApproach(emulators.endpoint),
+    onceflowApproach(emulators.endpoint, assemblyDir),
+    naiveApproach(emulators.endpoint, assemblyDir),
+    powertoolsApproach(emulators.endpoint, assemblyDir),
   ];
   for (const approach of approaches) {
     const clean = await approach.runPass(workload.clean, {});
@@ -122,8 +126,6 @@ try {
   await emulators.stop();
 }
 
-const project = join(import.meta.dirname, '..');
-const assemblyDir = await projectAssembly(project);
 const functions = measureFunctions(assemblyDir);
 
 const output = {

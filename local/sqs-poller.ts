@@ -35,8 +35,11 @@ export interface PollerOptions {
    * queue's visibility timeout (demos and tests that should not wait minutes). Default: off.
    */
   readonly retryDelaySeconds?: number;
-  /** Told about every invocation and what became of its messages. */
-  readonly onBatch?: (report: BatchReport) => void;
+  /**
+   * Told about every invocation and what became of its messages, before the slot receives
+   * again (a returned promise is awaited).
+   */
+  readonly onBatch?: (report: BatchReport) => void | Promise<void>;
   /** Messages asked for by each receive; default `batchSize` (chaos varies it per call). */
   readonly receiveSize?: () => number;
 }
@@ -262,7 +265,7 @@ export class SqsPoller {
         }),
       );
     }
-    this.#o.onBatch?.({
+    await this.#o.onBatch?.({
       messageIds: ids,
       failedIds: failed,
       ...(error === undefined ? {} : { error }),
@@ -284,7 +287,7 @@ export interface DrainQueueOptions extends DrainOptions {
   /** Seconds before a failed message is visible again. Default 0: at once. */
   readonly retryDelaySeconds?: number;
   readonly receiveSize?: () => number;
-  readonly onBatch?: (report: BatchReport) => void;
+  readonly onBatch?: PollerOptions['onBatch'];
 }
 
 /** Feeds a queue to a handler in the foreground, as the event source mapping would, until empty. */

@@ -16,19 +16,21 @@ import {
   ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { AwsClients } from '../../adapters/clients.ts';
 import { DynamoOrderStore } from '../../adapters/dynamo.ts';
 import { S3Store } from '../../adapters/s3.ts';
+import { sendBodies } from '../../adapters/sqs.ts';
 import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
 import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../../functions/ingest-orders.ts';
+import { adminClients } from '../../local/clients.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
-import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
-import { drainQueue, failedIdsOf } from '../../local/sqs-poller.ts';
+import { drainQueue } from '../../local/sqs-poller.ts';
+import { provisionStackCopy, type StackCopy } from '../../local/stack-copy.ts';
 import { createPipelineTable } from '../../local/tables.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
@@ -87,94 +89,63 @@ const config = (endpoint: string) => ({
 });
 const unique = (prefix: string) =>
   `${prefix}-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
-const QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:orders';
+const _QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:orders';
 
 const createTable = createPipelineTable;
 
 /**
- * Delivers messages in SQS batches of ten; a failed message is delivered again (same message
- * id, as a redelivery) after the others, until it succeeds.
+ * Sends each wave to the stack copy's orders queue and runs the event source mapping (the local
+ * runtime's poller) over it until it is drained: a failed message comes back with its message id,
+ * as a redelivery does, and a later wave is sent once every earlier one was processed.
  */
 const deliver = async (
+  copy: StackCopy,
   messages: readonly Message[],
   handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>,
   contextFor: () => Context,
   beforeRetry?: () => Promise<void>,
 ) => {
+  const sqs = adminClients(copy.ingestEnvironment.AWS_ENDPOINT_URL ?? '', LOCAL_REGION).sqs;
+  const queue = copy.queues.orders;
   let invocations = 0;
   const waves = [...new Set(messages.map((m) => m.wave ?? 0))].sort((a, b) => a - b);
   for (const wave of waves) {
-    const queue = messages
-      .filter((m) => (m.wave ?? 0) === wave)
-      .map((m) => ({ ...m, receiveCount: 1 }));
-    while (queue.length) {
-      const batch = queue.splice(0, 10);
-      const records = batch.map((m) =>
-        toSqsRecord(
-          {
-            MessageId: m.messageId,
-            ReceiptHandle: randomUUID(),
-            Body: m.body,
-            Attributes: {
-              ApproximateReceiveCount: String(m.receiveCount),
-              SentTimestamp: String(Date.now()),
+    const bodies = messages.filter((m) => (m.wave ?? 0) === wave).map((m) => m.body);
+    await sendBodies(sqs, queue.url, bodies);
+    const drained = await drainQueue({
+      sqs,
+      queueUrl: queue.url,
+      queueArn: queue.arn,
+      region: LOCAL_REGION,
+      invoke: (_, event) => handler(event, contextFor()),
+      timeoutMs: 900_000,
+      ...(beforeRetry
+        ? {
+            onBatch: async (report) => {
+              if (report.failedIds.length > 0) await beforeRetry();
             },
-          },
-          QUEUE_ARN,
-          LOCAL_REGION,
-        ),
-      );
-      invocations++;
-      let failed: string[];
-      try {
-        failed = failedIdsOf(
-          await handler(toSqsEvent(records), contextFor()),
-          records.map((r) => r.messageId),
-        ).ids;
-      } catch {
-        failed = records.map((r) => r.messageId);
-      }
-      if (failed.length && beforeRetry) await beforeRetry();
-      for (const m of batch.filter((b) => failed.includes(b.messageId))) {
-        if (m.receiveCount > 10) throw new Error(`message ${m.messageId} kept failing`);
-        queue.push({ ...m, receiveCount: m.receiveCount + 1 });
-      }
-    }
+          }
+        : {}),
+    });
+    invocations += drained.invocations;
   }
   return invocations;
 };
 
+/** A copy of the synthesized stack for one pass: its orders queue feeds every approach. */
+const stackCopy = (endpoint: string, assemblyDir: string) =>
+  provisionStackCopy({ assemblyDir, endpoint, name: unique('bench') });
+
 // ---------------------------------------------------------------- onceflow
 
-export const onceflowApproach = (endpoint: string): Approach => ({
+export const onceflowApproach = (endpoint: string, assemblyDir: string): Approach => ({
   name: 'onceflow',
   async runPass(messages, options) {
-    const admin = {
-      dynamo: new DynamoDBClient(config(endpoint)),
-      s3: new S3Client({ ...config(endpoint), forcePathStyle: true }),
-      sqs: new SQSClient(config(endpoint)),
-    };
-    const table = unique('bench-onceflow');
-    const bucket = unique('bench-onceflow').toLowerCase();
-    await createTable(admin.dynamo, table);
-    await admin.s3.send(new CreateBucketCommand({ Bucket: bucket }));
-    const queueUrl =
-      (await admin.sqs.send(new CreateQueueCommand({ QueueName: unique('bench-aggregate') })))
-        .QueueUrl ?? '';
-    const queueArn =
-      (
-        await admin.sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-        )
-      ).Attributes?.QueueArn ?? '';
-    const env = {
-      AWS_REGION: LOCAL_REGION,
-      AWS_ENDPOINT_URL: endpoint,
-      S3_FORCE_PATH_STYLE: 'true',
-      TABLE_NAME: table,
-      BUCKET_NAME: bucket,
-      AGGREGATE_QUEUE_URL: queueUrl,
-    };
+    const admin = adminClients(endpoint, LOCAL_REGION);
+    const copy = await stackCopy(endpoint, assemblyDir);
+    const table = copy.outputs.TableName ?? '';
+    const bucket = copy.outputs.BucketName ?? '';
+    const { url: queueUrl, arn: queueArn } = copy.queues.aggregate;
     const meter = new CapacityMeter();
     const faults = new FaultInjector();
     const clients: AwsClients = {
@@ -189,13 +160,13 @@ export const onceflowApproach = (endpoint: string): Approach => ({
         when: (input) => JSON.stringify(input).includes(`"BATCH#${batchId}"`),
       });
     }
-    const ingestConfig = loadIngestConfig(env);
+    const ingestConfig = loadIngestConfig(copy.ingestEnvironment);
     const ingest = createIngestHandler({
       ports: ingestPorts(ingestConfig, clients),
       settings: ingestSettings(ingestConfig),
     });
     const started = performance.now();
-    const ingestInvocations = await deliver(messages, ingest, () =>
+    const ingestInvocations = await deliver(copy, messages, ingest, () =>
       lambdaContext('ingest-orders', 30_000),
     );
     const ingestMs = performance.now() - started;
@@ -203,7 +174,7 @@ export const onceflowApproach = (endpoint: string): Approach => ({
       .filter(([site]) => site.includes(':aggregates'))
       .reduce((s, [, n]) => s + n, 0);
     const aggregate = createAggregateHandler({
-      ports: aggregatorPorts(loadAggregateConfig(env), clients),
+      ports: aggregatorPorts(loadAggregateConfig(copy.aggregateEnvironment), clients),
       quarantine: new S3Store(clients.s3, bucket),
     });
     const { invocations } = await drainQueue({
@@ -338,9 +309,11 @@ const parseBatch = (body: string): Batch => {
   return value as Batch;
 };
 
-export const naiveApproach = (endpoint: string): Approach => ({
+export const naiveApproach = (endpoint: string, assemblyDir: string): Approach => ({
   name: 'naive',
   async runPass(messages, options) {
+    const copy = await stackCopy(endpoint, assemblyDir);
+    // The baseline's own table (its layout is not onceflow's); the queue is the stack's.
     const table = unique('bench-naive');
     await createTable(new DynamoDBClient(config(endpoint)), table);
     const meter = new CapacityMeter();
@@ -357,7 +330,9 @@ export const naiveApproach = (endpoint: string): Approach => ({
     const handler = (event: SQSEvent, context: Context) =>
       processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), { context });
     const started = performance.now();
-    const invocations = await deliver(messages, handler, () => lambdaContext('naive', 30_000));
+    const invocations = await deliver(copy, messages, handler, () =>
+      lambdaContext('naive', 30_000),
+    );
     const ingestMs = performance.now() - started;
     return {
       measure: { ...meter.snapshot(), ingestMs, s3Requests: 0, hoursWritten: 0, invocations },
@@ -366,9 +341,11 @@ export const naiveApproach = (endpoint: string): Approach => ({
   },
 });
 
-export const powertoolsApproach = (endpoint: string): Approach => ({
+export const powertoolsApproach = (endpoint: string, assemblyDir: string): Approach => ({
   name: 'powertools',
   async runPass(messages, options) {
+    const copy = await stackCopy(endpoint, assemblyDir);
+    // The baseline's own tables (its layout and Powertools' store); the queue is the stack's.
     const table = unique('bench-powertools');
     const idempotencyTable = unique('bench-idempotency');
     const admin = new DynamoDBClient(config(endpoint));
@@ -416,6 +393,7 @@ export const powertoolsApproach = (endpoint: string): Approach => ({
     const started = performance.now();
     // A short remaining time lets an in-progress record of a crashed attempt expire before the redelivery.
     const invocations = await deliver(
+      copy,
       messages,
       handler,
       () => lambdaContext('powertools', 50),

@@ -32,7 +32,7 @@ describe('onceflow’s write cost', () => {
   }, 0);
 
   it('stays at most 1.25 write units per event, exactly as billed for its calls, and exact', async () => {
-    const approach = onceflowApproach(inject('endpoint'));
+    const approach = onceflowApproach(inject('endpoint'), inject('assembly').assemblyDir);
     const { measure, state } = await approach.runPass(workload.clean, {});
     expect(measure.writeUnits).toBe(expectedUnits);
     expect(measure.writeUnits / workload.events).toBeLessThanOrEqual(1.25);
@@ -42,7 +42,7 @@ describe('onceflow’s write cost', () => {
 
   it('spends exactly one write unit on a redelivered batch that was already applied', async () => {
     expect(workload.duplicated).toBeGreaterThan(0);
-    const approach = onceflowApproach(inject('endpoint'));
+    const approach = onceflowApproach(inject('endpoint'), inject('assembly').assemblyDir);
     const { measure, state } = await approach.runPass(workload.duplicates, {});
     expect(measure.writeUnits - expectedUnits).toBe(workload.duplicated);
     expect(state).toEqual(referenceModel(workload.batches));

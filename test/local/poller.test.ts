@@ -104,7 +104,9 @@ describe('the local SQS poller', () => {
         batchingWindowSeconds: 0,
         maxConcurrency: 1,
         reportBatchItemFailures: true,
-        onBatch: (r) => reports.push(r),
+        onBatch: (r) => {
+          reports.push(r);
+        },
         ...options,
       });
       pollers.push(poller);
