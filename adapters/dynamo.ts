@@ -8,6 +8,7 @@ import {
   type AttributeValue,
   ConditionalCheckFailedException,
   type DynamoDBClient,
+  GetItemCommand,
   PutItemCommand,
   QueryCommand,
   ScanCommand,
@@ -20,11 +21,34 @@ import type { Cell, CounterDelta, CounterShard } from '../shared/aggregate.ts';
 import type { CounterReader } from '../shared/aggregator.ts';
 import { RetryableError } from '../shared/errors.ts';
 import type { BatchPlan, ClaimResult, Ledger, LedgerEntry, OrderStore } from '../shared/ingest.ts';
-import { hourPartition, ledgerKey, ORDER_PK_PREFIX, orderKey } from '../shared/keys.ts';
+
 import type { OrderView } from '../shared/order-state.ts';
 import type { OrderEvent } from '../shared/schema.ts';
 
 type Item = Record<string, AttributeValue>;
+
+/*
+ * The item layout: one table keyed (pk, sk). Nothing outside this adapter spells a key or an
+ * attribute name; other code asks the methods below.
+ */
+const LEDGER_SK = 'LEDGER';
+const ORDER_SK = 'STATE';
+const ORDER_PK_PREFIX = 'ORDER#';
+const BATCH_PK_PREFIX = 'BATCH#';
+const HOUR_PK_PREFIX = 'HOUR#';
+const ledgerKey = (batchId: string) => ({ pk: `${BATCH_PK_PREFIX}${batchId}`, sk: LEDGER_SK });
+const orderKey = (orderId: string) => ({ pk: `${ORDER_PK_PREFIX}${orderId}`, sk: ORDER_SK });
+/** Counter items of one hour share a partition, so one query reads the whole hour. */
+const hourPartition = (hour: string) => `${HOUR_PK_PREFIX}${hour}`;
+
+/**
+ * Whether a DynamoDB request (its input) touches this batch's ledger entry: the claim and every
+ * commit do. For fault injection that must hit one batch only.
+ */
+export const touchesLedgerOf =
+  (batchId: string) =>
+  (input: unknown): boolean =>
+    JSON.stringify(input).includes(JSON.stringify(ledgerKey(batchId).pk));
 
 const S = (value: string): AttributeValue => ({ S: value });
 const N = (value: number | bigint): AttributeValue => ({ N: value.toString() });
@@ -146,6 +170,32 @@ export const orderItem = (event: OrderEvent, batchId: string): Item => ({
   batchId: S(batchId),
 });
 
+/** Every item whose key starts with `prefix`, projected (a scan: for operators and tests). */
+const scanPrefix = async (
+  client: DynamoDBClient,
+  table: string,
+  prefix: string,
+  attributes: readonly string[] = [],
+): Promise<Item[]> => {
+  const items: Item[] = [];
+  let startKey: Item | undefined;
+  do {
+    const page = await client.send(
+      new ScanCommand({
+        TableName: table,
+        ConsistentRead: true,
+        FilterExpression: 'begins_with(pk, :p)',
+        ExpressionAttributeValues: { ':p': S(prefix) },
+        ProjectionExpression: ['pk', ...attributes].join(', '),
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+};
+
 export class DynamoLedger implements Ledger {
   readonly #client: DynamoDBClient;
   readonly #table: string;
@@ -153,6 +203,32 @@ export class DynamoLedger implements Ledger {
   constructor(client: DynamoDBClient, table: string) {
     this.#client = client;
     this.#table = table;
+  }
+
+  /** A batch's ledger entry, read strongly consistent; undefined if it was never claimed. */
+  async entry(batchId: string): Promise<LedgerEntry | undefined> {
+    const out = await this.#client.send(
+      new GetItemCommand({
+        TableName: this.#table,
+        Key: keyOf(ledgerKey(batchId)),
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item ? toLedgerEntry(out.Item) : undefined;
+  }
+
+  /** Batch ids whose entry is committed and those still pending (a scan of the ledger). */
+  async batches(): Promise<{ applied: string[]; pending: string[] }> {
+    const result = { applied: [] as string[], pending: [] as string[] };
+    for (const item of await scanPrefix(this.#client, this.#table, BATCH_PK_PREFIX, [
+      'parts',
+      'doneParts',
+    ])) {
+      const batchId = (item.pk?.S ?? '').slice(BATCH_PK_PREFIX.length);
+      const done = item.doneParts?.NS?.length ?? 0;
+      (done >= Number(item.parts?.N ?? 1) ? result.applied : result.pending).push(batchId);
+    }
+    return result;
   }
 
   async claim(plan: BatchPlan, expiresAtSeconds: number | undefined): Promise<ClaimResult> {
@@ -285,6 +361,12 @@ export class DynamoCounterReader implements CounterReader {
   constructor(client: DynamoDBClient, table: string) {
     this.#client = client;
     this.#table = table;
+  }
+
+  /** Every hour that has counter items, sorted (a scan: for operators). */
+  async hours(): Promise<string[]> {
+    const items = await scanPrefix(this.#client, this.#table, HOUR_PK_PREFIX);
+    return [...new Set(items.map((i) => (i.pk?.S ?? '').slice(HOUR_PK_PREFIX.length)))].sort();
   }
 
   async readHour(hour: string): Promise<CounterShard[]> {

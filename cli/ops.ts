@@ -2,15 +2,14 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CloudWatchClient, GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
-import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { ListMessageMoveTasksCommand, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
-import { DynamoCounterReader } from '../adapters/dynamo.ts';
+import { DynamoCounterReader, DynamoLedger } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
 import { queueDepth, queueMessageLimit, sendBodies } from '../adapters/sqs.ts';
 import type { AggregatorPorts } from '../shared/aggregator.ts';
 import { planHour, publishHour } from '../shared/aggregator.ts';
-import { BATCH_PK_PREFIX, HOUR_PK_PREFIX, RAW_PREFIX, REJECT_PREFIX } from '../shared/keys.ts';
+import { RAW_PREFIX, REJECT_PREFIX } from '../shared/keys.ts';
 import { hoursBetween, parseEventTime, parseHour } from '../shared/time.ts';
 import { CliError, type Target } from './target.ts';
 
@@ -190,33 +189,13 @@ export const replayArchive = async (
 
 // ---------- reconcile and verify
 
-const scanKeys = async (target: Target, prefix: string, attributes: string[] = []) => {
-  const items: Record<string, AttributeValue>[] = [];
-  let startKey: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await target.clients.dynamo.send(
-      new ScanCommand({
-        TableName: target.output('TableName'),
-        FilterExpression: 'begins_with(pk, :p)',
-        ExpressionAttributeValues: { ':p': { S: prefix } },
-        ProjectionExpression: ['pk', ...attributes].join(', '),
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
-};
-
 /** Hours that have counter items (all, or those in the interval). */
 export const hoursWithCounters = async (target: Target, interval?: Interval): Promise<string[]> => {
-  const hours = new Set(
-    (await scanKeys(target, HOUR_PK_PREFIX)).map((i) =>
-      (i.pk?.S ?? '').slice(HOUR_PK_PREFIX.length),
-    ),
-  );
-  return [...hours].filter((h) => inInterval(h, interval)).sort();
+  const hours = await new DynamoCounterReader(
+    target.clients.dynamo,
+    target.output('TableName'),
+  ).hours();
+  return hours.filter((h) => inInterval(h, interval));
 };
 
 const inInterval = (hour: string, interval?: Interval) => {
@@ -381,12 +360,11 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
       ...(await queueDepth(target.clients.sqs, target.output(output))),
     })),
   );
-  const ledger = { applied: 0, pending: 0 };
-  for (const item of await scanKeys(target, BATCH_PK_PREFIX, ['parts', 'doneParts'])) {
-    const done = item.doneParts?.NS?.length ?? 0;
-    if (done >= Number(item.parts?.N ?? 1)) ledger.applied++;
-    else ledger.pending++;
-  }
+  const batches = await new DynamoLedger(
+    target.clients.dynamo,
+    target.output('TableName'),
+  ).batches();
+  const ledger = { applied: batches.applied.length, pending: batches.pending.length };
   const rejects: Record<string, number> = {};
   for (const r of await listRejects(target)) rejects[r.reason] = (rejects[r.reason] ?? 0) + 1;
   const duplicates =

@@ -8,7 +8,7 @@
  * model. All faults come from SDK middleware and the driver; the functions are the real ones.
  */
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
   ListMessageMoveTasksCommand,
@@ -19,7 +19,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { AwsClients } from '../adapters/clients.ts';
-import { DynamoOrderStore } from '../adapters/dynamo.ts';
+import { DynamoLedger, DynamoOrderStore, touchesLedgerOf } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
 import { queueDepth, sendBodies } from '../adapters/sqs.ts';
 import { aggregatorPorts, ingestPorts, ingestSettings } from '../adapters/wiring.ts';
@@ -35,7 +35,7 @@ import { planHour, publishHour } from '../shared/aggregator.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../shared/config.ts';
 import { CURRENCIES } from '../shared/currencies.ts';
 import { batchDigest } from '../shared/digest.ts';
-import { ledgerKey, RAW_PREFIX } from '../shared/keys.ts';
+import { RAW_PREFIX } from '../shared/keys.ts';
 import { validateBatch } from '../shared/schema.ts';
 import { FaultInjector, type FaultKind, SIDE_EFFECT_SITES } from './faults.ts';
 import { type GeneratedEvent, generateStream } from './generate.ts';
@@ -204,7 +204,7 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
       site: 'PutItem:batch',
       kind: 'crash-before',
       times: maxReceives,
-      when: (input) => JSON.stringify(input).includes(`"BATCH#${poisoned}"`),
+      when: touchesLedgerOf(poisoned),
     });
 
   const ingestConfig = loadIngestConfig(ingestEnv);
@@ -310,15 +310,10 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
   const batches: { batchId: string; events: GeneratedEvent[] }[] = [...stream.batches];
   const diffs: string[] = [];
   if (victim && impostor) {
-    const ledger = await admin.dynamo.send(
-      new GetItemCommand({
-        TableName: table,
-        Key: { pk: { S: ledgerKey(victim.batchId).pk }, sk: { S: ledgerKey(victim.batchId).sk } },
-      }),
-    );
+    const entry = await new DynamoLedger(admin.dynamo, table).entry(victim.batchId);
     const parsed = validateBatch(JSON.parse(impostor));
     const impostorDigest = parsed.ok ? batchDigest(parsed.batch) : '';
-    if (ledger.Item?.digest?.S === impostorDigest) {
+    if (entry?.digest === impostorDigest) {
       const i = batches.findIndex((b) => b.batchId === victim.batchId);
       batches[i] = JSON.parse(impostor) as { batchId: string; events: GeneratedEvent[] };
     }

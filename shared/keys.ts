@@ -1,18 +1,7 @@
-/** Where each piece of state lives: DynamoDB keys and S3 object keys, in one place. */
-
-export const LEDGER_SK = 'LEDGER';
-export const ORDER_SK = 'STATE';
-export const ORDER_PK_PREFIX = 'ORDER#';
-export const BATCH_PK_PREFIX = 'BATCH#';
-export const HOUR_PK_PREFIX = 'HOUR#';
-
-export const ledgerKey = (batchId: string) => ({
-  pk: `${BATCH_PK_PREFIX}${batchId}`,
-  sk: LEDGER_SK,
-});
-export const orderKey = (orderId: string) => ({ pk: `${ORDER_PK_PREFIX}${orderId}`, sk: ORDER_SK });
-/** Counter items of one hour share a partition, so one query reads the whole hour. */
-export const hourPartition = (hour: string) => `${HOUR_PK_PREFIX}${hour}`;
+/**
+ * Where each S3 object lives, in one place. (The DynamoDB item layout belongs to the adapter:
+ * `adapters/dynamo.ts`.)
+ */
 
 export const AGGREGATE_PREFIX = 'aggregates/hourly/';
 /** `2026-10-01T09:00:00Z` → `aggregates/hourly/date=2026-10-01/hour=09.json` */

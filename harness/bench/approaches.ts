@@ -20,7 +20,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { AwsClients } from '../../adapters/clients.ts';
-import { DynamoOrderStore } from '../../adapters/dynamo.ts';
+import { DynamoOrderStore, touchesLedgerOf } from '../../adapters/dynamo.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { sendBodies } from '../../adapters/sqs.ts';
 import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
@@ -157,7 +157,7 @@ export const onceflowApproach = (endpoint: string, assemblyDir: string): Approac
       faults.add({
         site: 'TransactWriteItems',
         kind: 'crash-after',
-        when: (input) => JSON.stringify(input).includes(`"BATCH#${batchId}"`),
+        when: touchesLedgerOf(batchId),
       });
     }
     const ingestConfig = loadIngestConfig(copy.ingestEnvironment);
@@ -226,7 +226,7 @@ const naiveWrites = async (dynamo: DynamoDBClient, table: string, batch: Batch) 
       new PutItemCommand({
         TableName: table,
         Item: {
-          pk: { S: `ORDER#${e.orderId}` },
+          pk: { S: `naive-order|${e.orderId}` },
           sk: { S: 'STATE' },
           orderId: { S: e.orderId },
           customerId: { S: e.customerId },
@@ -274,7 +274,7 @@ const naiveState = async (dynamo: DynamoDBClient, table: string): Promise<PassSt
     startKey = page.LastEvaluatedKey as typeof startKey;
   } while (startKey);
   const orders = items
-    .filter((i) => i.pk?.S?.startsWith('ORDER#'))
+    .filter((i) => i.pk?.S?.startsWith('naive-order|'))
     .map((i) => ({
       orderId: i.orderId?.S ?? '',
       customerId: i.customerId?.S ?? '',

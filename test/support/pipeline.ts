@@ -10,7 +10,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { inject } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
-import { DynamoOrderStore } from '../../adapters/dynamo.ts';
+import { DynamoLedger, DynamoOrderStore } from '../../adapters/dynamo.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
 import { verify } from '../../cli/ops.ts';
@@ -25,7 +25,7 @@ import { drainQueue } from '../../local/sqs-poller.ts';
 import { provisionStackCopy } from '../../local/stack-copy.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
 import type { IngestPorts } from '../../shared/ingest.ts';
-import { AGGREGATE_PREFIX, LEDGER_SK, REJECT_PREFIX } from '../../shared/keys.ts';
+import { AGGREGATE_PREFIX, REJECT_PREFIX } from '../../shared/keys.ts';
 import type { OrderView } from '../../shared/order-state.ts';
 
 import { uniqueName } from './names.ts';
@@ -147,12 +147,10 @@ export const stateViews = (admin: AwsClients, tableName: string, bucketName: str
     return items.sort((a, b) => `${a.pk?.S}${a.sk?.S}`.localeCompare(`${b.pk?.S}${b.sk?.S}`));
   };
 
+  /** The batch ids the ledger holds, applied and pending. */
+  const ledgerBatches = () => new DynamoLedger(admin.dynamo, tableName).batches();
   /** Ledger entries whose parts are not all committed (each must end committed). */
-  const pendingBatches = async () =>
-    (await tableItems())
-      .filter((i) => i.sk?.S === LEDGER_SK)
-      .filter((i) => (i.doneParts?.NS?.length ?? 0) < Number(i.parts?.N ?? 1))
-      .map((i) => i.batchId?.S ?? '');
+  const pendingBatches = async () => (await ledgerBatches()).pending;
 
   /** `onceflow verify` over the pipeline's table and bucket: the hour objects that disagree. */
   const verifyHours = async () => {
@@ -177,6 +175,7 @@ export const stateViews = (admin: AwsClients, tableName: string, bucketName: str
     listKeys,
     tableItems,
     pendingBatches,
+    ledgerBatches,
     verifyHours,
   };
 };
