@@ -6,8 +6,10 @@ export default defineConfig({
     // Needs a deployed stack: `npm run test:localstack`.
     exclude: ['test/localstack/**', 'node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // Sized for a 2-core machine at load 10: a scenario of 15 s alone may take minutes there.
+    // Tests wait on observed state with deadlines (test/support/deadlines.ts), never on time.
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     // Two cores: the emulators take one.
     maxWorkers: 2,
     env: {

@@ -115,7 +115,18 @@ const progress = (label: string) => {
   };
 };
 
-/** Runs a command body; errors become one line on stderr and exit code 1. */
+/** An error's stack and every cause under it, for --verbose. */
+export const causeChain = (error: unknown): string => {
+  const lines: string[] = [];
+  for (let e = error, depth = 0; e !== undefined && depth < 10; depth++) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    lines.push(`${depth === 0 ? '' : 'caused by: '}${err.stack ?? `${err.name}: ${err.message}`}`);
+    e = err.cause;
+  }
+  return lines.join('\n');
+};
+
+/** Runs a command body; errors become one line on stderr and exit code 1 (--verbose: the chain). */
 const run =
   <A extends unknown[]>(body: (...args: A) => Promise<number | undefined>) =>
   async (...args: A) => {
@@ -124,7 +135,7 @@ const run =
     } catch (error) {
       const e = error as Error;
       console.error(`onceflow: ${e instanceof CliError ? e.message : `${e.name}: ${e.message}`}`);
-      if (globals().verbose && !(e instanceof CliError)) console.error(e.stack);
+      if (globals().verbose) console.error(causeChain(e));
       process.exitCode = 1;
     }
   };
@@ -230,9 +241,10 @@ program
           [t.output('OrdersQueueUrl'), t.output('AggregateQueueUrl')],
           { timeoutMs: o.timeout * 1000 },
         );
-      } catch {
+      } catch (error) {
         throw new CliError(
           `the queues did not drain within ${o.timeout} s (see \`onceflow status\`)`,
+          { cause: error },
         );
       }
       console.log(`drained in ${((Date.now() - started) / 1000).toFixed(1)} s`);

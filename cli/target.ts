@@ -99,9 +99,12 @@ export const resolveTarget = async (options: TargetOptions): Promise<Target> => 
   } catch (error) {
     const message = (error as Error).message;
     if (/does not exist/.test(message))
-      throw new CliError(`unknown stack ${stackName} on ${endpoint ?? `AWS (${region})`}`);
+      throw new CliError(`unknown stack ${stackName} on ${endpoint ?? `AWS (${region})`}`, {
+        cause: error,
+      });
     throw new CliError(
       `could not reach ${endpoint ?? `AWS (${region})`} to describe ${stackName}: ${message}`,
+      { cause: error },
     );
   }
   const clients: AwsClients = {

@@ -45,8 +45,9 @@ interface Task {
 class SqsApiError extends Error {
   readonly code: string;
   readonly status: number;
-  constructor(code: string, message: string, status = 400) {
-    super(message);
+  constructor(code: string, message: string, options: { status?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    const status = options.status ?? 400;
     this.code = code;
     this.status = status;
   }
@@ -99,8 +100,11 @@ export class SqsMoveTasks {
         error instanceof SqsApiError
           ? error
           : error instanceof v.ValiError || error instanceof SyntaxError
-            ? new SqsApiError('InvalidParameterValue', (error as Error).message)
-            : new SqsApiError('InternalError', (error as Error).message, 500);
+            ? new SqsApiError('InvalidParameterValue', (error as Error).message, { cause: error })
+            : new SqsApiError('InternalError', (error as Error).message, {
+                status: 500,
+                cause: error,
+              });
       res.writeHead(e.status, {
         'content-type': 'application/x-amz-json-1.0',
         'x-amzn-query-error': `AWS.SimpleQueueService.${e.code};Sender`,
@@ -110,15 +114,17 @@ export class SqsMoveTasks {
   }
 
   async #urlOf(arn: string): Promise<string> {
+    let cause: unknown;
     try {
       const out = await this.#sqs.send(new GetQueueUrlCommand({ QueueName: queueNameOf(arn) }));
       if (out.QueueUrl) return out.QueueUrl;
-    } catch {
-      // fall through to the AWS error below
+    } catch (error) {
+      cause = error; // answered below as AWS answers it
     }
     throw new SqsApiError(
       'ResourceNotFoundException',
       `The resource that you specified for the SourceArn parameter doesn't exist: ${arn}`,
+      { cause },
     );
   }
 

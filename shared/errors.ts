@@ -18,8 +18,8 @@ export class InvalidMessageError extends Error {
   readonly reason: RejectReason;
   readonly detail: string;
 
-  constructor(reason: RejectReason, detail: string) {
-    super(`${reason}: ${detail}`);
+  constructor(reason: RejectReason, detail: string, options?: { cause?: unknown }) {
+    super(`${reason}: ${detail}`, options);
     this.reason = reason;
     this.detail = detail;
   }

@@ -160,7 +160,7 @@ export const parseBatchBody = (body: string, maxBodyBytes: number): OrderBatch =
   try {
     json = JSON.parse(body);
   } catch (error) {
-    throw new InvalidMessageError('invalid-json', (error as Error).message);
+    throw new InvalidMessageError('invalid-json', (error as Error).message, { cause: error });
   }
   const result = validateBatch(json);
   if (!result.ok) throw new InvalidMessageError(result.reason, result.detail);

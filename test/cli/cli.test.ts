@@ -11,6 +11,7 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { writeLocalState } from '../../local/state.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
 import { bodyOfSize } from '../support/bounds.ts';
+import { DEADLINE_S } from '../support/deadlines.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { stateViews, uniqueName } from '../support/pipeline.ts';
 
@@ -86,7 +87,7 @@ describe('onceflow against the local stack', () => {
     const sent = await s.cli('send', SEED);
     expect(sent.code).toBe(0);
     expect(sent.stdout).toContain('sent 4 messages');
-    expect((await s.cli('drain', '--timeout', '30')).code).toBe(0);
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
     const orders = await s.cli('orders', '--json');
     expect(JSON.parse(orders.stdout)).toEqual(expectedOrders());
     const aggregates = await s.cli('aggregates', '--json');
@@ -139,7 +140,7 @@ describe('onceflow against the local stack', () => {
     expect(sent.stderr).toContain(
       'line 2 was not sent: the body is 1048577 bytes; the queue takes at most 1048576',
     );
-    expect((await s.cli('drain', '--timeout', '60')).code).toBe(0);
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
     const model = referenceModel(big);
     expect(await s.views.orders()).toEqual(model.orders);
     expect(essence(await s.views.hourly())).toEqual(model.hourly);
@@ -148,7 +149,7 @@ describe('onceflow against the local stack', () => {
     const replayed = await s.cli('replay', 'archive', '--from', '2026-10-01', '--to', '2026-10-02');
     expect(replayed.code).toBe(0);
     expect(replayed.stdout).toContain('re-sent 3 archived batches');
-    expect((await s.cli('drain', '--timeout', '60')).code).toBe(0);
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
     expect(essence(await s.views.hourly())).toEqual(model.hourly);
     const status = JSON.parse((await s.cli('status', '--json')).stdout) as {
       ledger: unknown;
@@ -371,6 +372,17 @@ describe('onceflow errors and help', () => {
     ]);
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toMatch(/could not reach http:\/\/127\.0\.0\.1:9/);
+    expect(unreachable.stderr).not.toContain('caused by');
+    // --verbose prints the chain: the CLI's error, then the SDK's error that caused it.
+    const verbose = await onceflow([
+      '--verbose',
+      '--target',
+      'localstack',
+      '--endpoint',
+      'http://127.0.0.1:9',
+      'status',
+    ]);
+    expect(verbose.stderr).toMatch(/CliError: could not reach[\s\S]*\ncaused by: \w+/);
     await using s = await stack();
     const unknown = await onceflow([
       '--target',

@@ -4,6 +4,7 @@ import { DynamoOrderStore } from '../../adapters/dynamo.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { runDemo } from '../../local/demo.ts';
 import { type CrashRule, type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { DEADLINE_MS } from '../support/deadlines.ts';
 import { scenario } from './scenario.ts';
 import { deployedPipelineSuite } from './suite.ts';
 
@@ -21,7 +22,7 @@ afterAll(async () => {
 deployedPipelineSuite('local runtime', () => ({
   clients: runtime.clients,
   outputs: runtime.stack.outputs,
-  drain: () => runtime.drain({ timeoutMs: 30_000 }),
+  drain: () => runtime.drain({ timeoutMs: DEADLINE_MS }),
 }));
 
 describe('the local runtime', () => {
@@ -62,7 +63,7 @@ describe('the local runtime', () => {
         Entries: s.batches.map((MessageBody, i) => ({ Id: String(i), MessageBody })),
       }),
     );
-    await runtime.drain({ timeoutMs: 30_000 });
+    await runtime.drain({ timeoutMs: DEADLINE_MS });
     expect(runtime.crashes.length).toBe(before + 1);
     const orders = s.own.orders(
       await new DynamoOrderStore(clients.dynamo, outputs.TableName ?? '').listOrders(),

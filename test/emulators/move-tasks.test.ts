@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../local/net.ts';
+import { DEADLINE_MS } from '../support/deadlines.ts';
 import { createAdminClients, uniqueName } from '../support/pipeline.ts';
 
 /** SQS message move tasks (DLQ redrive) as AWS documents them, through the local edge. */
@@ -70,7 +71,7 @@ describe('SQS message move tasks on the local edge', () => {
       async () =>
         (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results?.[0]
           ?.Status === 'COMPLETED',
-      { timeoutMs: 10_000, what: 'the move task to complete' },
+      { timeoutMs: DEADLINE_MS, what: 'the move task to complete' },
     );
     const [task] =
       (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results ?? [];
@@ -103,7 +104,7 @@ describe('SQS message move tasks on the local edge', () => {
       new StartMessageMoveTaskCommand({ SourceArn: dlqArn, DestinationArn: otherArn }),
     );
     await waitFor(async () => (await count(otherUrl)) === 3, {
-      timeoutMs: 10_000,
+      timeoutMs: DEADLINE_MS,
       what: 'three messages in the destination',
     });
   });
@@ -133,7 +134,7 @@ describe('SQS message move tasks on the local edge', () => {
       async () =>
         (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results?.[0]
           ?.Status === 'CANCELLED',
-      { timeoutMs: 10_000, what: 'the task to be cancelled' },
+      { timeoutMs: DEADLINE_MS, what: 'the task to be cancelled' },
     );
     expect(await count(dlqUrl)).toBeGreaterThan(10);
   });

@@ -14,6 +14,7 @@ import {
   type PollerOptions,
   SqsPoller,
 } from '../../local/sqs-poller.ts';
+import { DEADLINE_MS } from '../support/deadlines.ts';
 import { createAdminClients, uniqueName } from '../support/pipeline.ts';
 
 describe('reading a partial batch response as Lambda does', () => {
@@ -134,7 +135,7 @@ describe('the local SQS poller', () => {
       },
     });
     await waitFor(async () => (await q.depth()) === 0, {
-      timeoutMs: 10_000,
+      timeoutMs: DEADLINE_MS,
       what: 'the queue to empty',
     });
     expect(seen.filter((b) => b === 'fail-1')).toHaveLength(2);
@@ -158,7 +159,7 @@ describe('the local SQS poller', () => {
         },
       });
       await waitFor(async () => (await q.depth()) === 0, {
-        timeoutMs: 10_000,
+        timeoutMs: DEADLINE_MS,
         what: 'the queue to empty',
       });
       expect(q.reports[0]?.failedIds).toHaveLength(2);
@@ -176,7 +177,7 @@ describe('the local SQS poller', () => {
       }),
     });
     await waitFor(async () => (await q.depth()) === 0, {
-      timeoutMs: 10_000,
+      timeoutMs: DEADLINE_MS,
       what: 'the queue to empty',
     });
     expect(q.reports.map((r) => r.failedIds)).toEqual([[]]);
@@ -194,7 +195,7 @@ describe('the local SQS poller', () => {
       },
     });
     await waitFor(async () => (await q.depth(q.dlqUrl)) === 1, {
-      timeoutMs: 10_000,
+      timeoutMs: DEADLINE_MS,
       what: 'the message in the DLQ',
     });
     expect(receives).toEqual(['1', '2']);
@@ -230,7 +231,7 @@ describe('the local SQS poller', () => {
       },
     });
     await waitFor(() => overlapped, {
-      timeoutMs: 10_000,
+      timeoutMs: DEADLINE_MS,
       what: 'a concurrent duplicate invocation',
     });
     expect(overlapped).toBe(true);
@@ -250,7 +251,7 @@ describe('the local SQS poller', () => {
       },
     });
     await waitFor(async () => (await q.depth()) === 0 && poller.inFlight === 0, {
-      timeoutMs: 15_000,
+      timeoutMs: DEADLINE_MS,
       what: 'the queue to empty',
     });
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(25);

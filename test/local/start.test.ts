@@ -6,6 +6,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, inject, it } from 'vitest';
 import { adminClients } from '../../local/clients.ts';
 import { waitFor } from '../../local/net.ts';
+import { DEADLINE_MS } from '../support/deadlines.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const alive = (pid: number) => {
@@ -54,7 +55,7 @@ describe('npm start as a process', () => {
       child.once('exit', (code) => resolve(code)),
     );
     await waitFor(() => output.includes('Ctrl-C stops everything') || child.exitCode !== null, {
-      timeoutMs: 60_000,
+      timeoutMs: DEADLINE_MS,
       what: 'the stack to run',
     });
     expect(output).toContain('Ctrl-C stops everything');

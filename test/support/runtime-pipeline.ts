@@ -10,6 +10,7 @@ import { type Emulators, startEmulators } from '../../local/emulators.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
 import { toSqsEvent } from '../../local/sqs-event.ts';
 import { failedIdsOf } from '../../local/sqs-poller.ts';
+import { DEADLINE_MS } from './deadlines.ts';
 import {
   type Delivery,
   recordsOf,
@@ -76,7 +77,7 @@ export const useRuntimePipelines = () => {
       aggregateQueueUrl: outputs.AggregateQueueUrl,
       ingest,
       deliverUntilDone: redeliverUntilDone(ingest),
-      drainAggregates: () => runtime.drain({ timeoutMs: 30_000 }),
+      drainAggregates: () => runtime.drain({ timeoutMs: DEADLINE_MS }),
     };
   };
 };
