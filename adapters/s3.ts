@@ -140,6 +140,17 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects {
     }
   }
 
+  /** An object's content as text (raw batches, rejects); undefined when there is none. */
+  async getText(key: string): Promise<string | undefined> {
+    try {
+      const out = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
+      return await out.Body?.transformToString();
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
   /** Every key under a prefix, sorted. */
   async listKeys(prefix: string): Promise<string[]> {
     const keys: string[] = [];

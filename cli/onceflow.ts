@@ -24,17 +24,12 @@ import { startEmulators } from '../local/emulators.ts';
 import { eventsChart, hourlyTable, ordersTable } from '../local/render.ts';
 import { projectAssembly } from '../local/synth.ts';
 import { CURRENCIES, currencyExponent } from '../shared/currencies.ts';
-import {
-  listRejects,
-  parseInterval,
-  type QueueName,
-  reconcile,
-  replayArchive,
-  replayDlq,
-  sendLines,
-  status,
-  verify,
-} from './ops.ts';
+import { parseInterval } from './commands/interval.ts';
+import { reconcile, verify } from './commands/reconcile.ts';
+import { listRejects } from './commands/rejects.ts';
+import { type QueueName, replayArchive, replayDlq } from './commands/replay.ts';
+import { sendLines } from './commands/send.ts';
+import { status } from './commands/status.ts';
 import {
   CliError,
   DEFAULT_LOCAL_STATE,

@@ -13,7 +13,7 @@ import type { AwsClients } from '../../adapters/clients.ts';
 import { DynamoLedger, DynamoOrderStore } from '../../adapters/dynamo.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
-import { verify } from '../../cli/ops.ts';
+import { verify } from '../../cli/commands/reconcile.ts';
 import type { Target } from '../../cli/target.ts';
 import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../../functions/ingest-orders.ts';

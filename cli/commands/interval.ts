@@ -1,0 +1,40 @@
+import { DynamoCounterReader } from '../../adapters/dynamo.ts';
+import { S3Store } from '../../adapters/s3.ts';
+import type { AggregatorPorts } from '../../shared/aggregator.ts';
+import { parseEventTime } from '../../shared/time.ts';
+import { CliError, type Target } from '../target.ts';
+
+export const parseBoundary = (flag: string, text: string): number => {
+  const value = /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text;
+  const instant = parseEventTime(value);
+  if (!instant || instant.epochMs % 3_600_000 !== 0) {
+    throw new CliError(
+      `${flag} ${text}: give a date (2026-10-01) or a whole UTC hour (2026-10-01T09:00:00Z)`,
+    );
+  }
+  return instant.epochMs;
+};
+
+export interface Interval {
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
+export const parseInterval = (
+  from: string | undefined,
+  to: string | undefined,
+  required: boolean,
+): Interval | undefined => {
+  if (from === undefined && to === undefined && !required) return undefined;
+  if (from === undefined || to === undefined) throw new CliError('give both --from and --to');
+  const interval = { fromMs: parseBoundary('--from', from), toMs: parseBoundary('--to', to) };
+  if (interval.fromMs >= interval.toMs)
+    throw new CliError(`--from ${from} must be before --to ${to}`);
+  return interval;
+};
+
+export const aggregatorPortsFor = (target: Target): AggregatorPorts => ({
+  counters: new DynamoCounterReader(target.clients.dynamo, target.output('TableName')),
+  objects: new S3Store(target.clients.s3, target.output('BucketName')),
+  now: Date.now,
+});

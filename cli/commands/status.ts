@@ -1,0 +1,97 @@
+/** `onceflow status`: queues, ledger, duplicates, rejects. */
+
+/** What each CLI command does, as functions of a target (the printing lives in onceflow.ts). */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CloudWatchClient, GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
+import { DynamoLedger } from '../../adapters/dynamo.ts';
+import { queueDepth } from '../../adapters/sqs.ts';
+import type { Target } from '../target.ts';
+import { listRejects } from './rejects.ts';
+
+export interface QueueStatus {
+  readonly name: string;
+  readonly visible: number;
+  readonly inFlight: number;
+  readonly delayed: number;
+}
+
+export interface Status {
+  readonly queues: QueueStatus[];
+  readonly ledger: { applied: number; pending: number };
+  readonly rejects: Record<string, number>;
+  /** Redelivered batches recognised by the ledger (from the DuplicateBatches metric), if known. */
+  readonly duplicates: number | undefined;
+}
+
+/** Sums a metric from the Powertools EMF lines in the local runtime's function logs. */
+const metricFromLogs = (logDir: string, metric: string): number | undefined => {
+  if (!existsSync(logDir)) return undefined;
+  let sum = 0;
+  for (const file of readdirSync(logDir).filter((f) => f.endsWith('.log'))) {
+    for (const line of readFileSync(join(logDir, file), 'utf8').split('\n')) {
+      if (!line.includes(`"${metric}"`)) continue;
+      try {
+        // EMF holds one number, or a list when the metric was added several times.
+        const value = (JSON.parse(line) as Record<string, unknown>)[metric];
+        for (const n of Array.isArray(value) ? value : [value]) if (typeof n === 'number') sum += n;
+      } catch {
+        // not an EMF line
+      }
+    }
+  }
+  return sum;
+};
+
+const metricFromCloudWatch = async (
+  target: Target,
+  metric: string,
+): Promise<number | undefined> => {
+  try {
+    const cw = new CloudWatchClient({
+      region: target.region,
+      ...(target.endpoint ? { endpoint: target.endpoint } : {}),
+    });
+    const out = await cw.send(
+      new GetMetricStatisticsCommand({
+        Namespace: 'onceflow',
+        MetricName: metric,
+        Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+        StartTime: new Date(Date.now() - 14 * 86_400_000),
+        EndTime: new Date(),
+        Period: 14 * 86_400,
+        Statistics: ['Sum'],
+      }),
+    );
+    return (out.Datapoints ?? []).reduce((s, d) => s + (d.Sum ?? 0), 0);
+  } catch {
+    return undefined;
+  }
+};
+
+export const status = async (target: Target, logDir?: string): Promise<Status> => {
+  const queueOutputs: [string, string][] = [
+    ['orders', 'OrdersQueueUrl'],
+    ['orders DLQ', 'OrdersDlqUrl'],
+    ['aggregate', 'AggregateQueueUrl'],
+    ['aggregate DLQ', 'AggregateDlqUrl'],
+  ];
+  const queues = await Promise.all(
+    queueOutputs.map(async ([name, output]) => ({
+      name,
+      ...(await queueDepth(target.clients.sqs, target.output(output))),
+    })),
+  );
+  const batches = await new DynamoLedger(
+    target.clients.dynamo,
+    target.output('TableName'),
+  ).batches();
+  const ledger = { applied: batches.applied.length, pending: batches.pending.length };
+  const rejects: Record<string, number> = {};
+  for (const r of await listRejects(target)) rejects[r.reason] = (rejects[r.reason] ?? 0) + 1;
+  const duplicates =
+    target.kind === 'local' && logDir
+      ? metricFromLogs(logDir, 'DuplicateBatches')
+      : await metricFromCloudWatch(target, 'DuplicateBatches');
+  return { queues, ledger, rejects, duplicates };
+};

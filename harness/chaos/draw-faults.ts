@@ -1,0 +1,56 @@
+/** The faults of one schedule, drawn from its seed. */
+import { touchesLedgerOf } from '../../adapters/dynamo.ts';
+import { type FaultInjector, type FaultKind, SIDE_EFFECT_SITES } from '../faults.ts';
+import type { Dice } from './dice.ts';
+
+/** The call sites whose crash (before or after) must be exercised: 7 sites × 2 = 14 points. */
+export const CRASH_SITES = SIDE_EFFECT_SITES.filter((site) => site !== 'DeleteObject:aggregates');
+export const CRASH_POINTS = CRASH_SITES.flatMap((site) => [
+  `crash-before@${site}`,
+  `crash-after@${site}`,
+]);
+
+export interface FaultDraw {
+  /** The crash point this schedule must exercise; default one drawn at random. */
+  readonly mandatoryPoint?: string;
+  /** Batches one may poison (to fail until its message reaches the DLQ). */
+  readonly batchIds: readonly string[];
+  /** The orders queue's maxReceiveCount: how often a poisoned batch must fail. */
+  readonly maxReceives: number;
+}
+
+export const drawFaults = (dice: Dice, faults: FaultInjector, o: FaultDraw): void => {
+  const drawn = [o.mandatoryPoint ?? dice.pick(CRASH_POINTS)];
+  for (let i = dice.int(0, 3); i > 0; i--) drawn.push(dice.pick(CRASH_POINTS));
+  for (const [i, point] of drawn.entries()) {
+    const [kind, site] = point.split('@') as [FaultKind, string];
+    // The schedule's own crash point fires on its first call, so it is sure to be exercised.
+    faults.add({ site, kind, nth: i === 0 ? 1 : dice.int(1, 3) });
+  }
+  if (dice.chance(0.5)) {
+    const site = dice.pick(['PutItem:order', 'PutItem:batch']);
+    faults.add({ site, kind: 'throttle', nth: dice.int(1, 4) });
+  }
+  if (dice.chance(0.5))
+    faults.add({ site: 'TransactWriteItems', kind: 'transaction-conflict', nth: dice.int(1, 4) });
+  if (dice.chance(0.5)) {
+    const site = dice.pick(['SendMessageBatch', 'PutObject:raw', 'PutObject:aggregates']);
+    faults.add({ site, kind: 'throttling', nth: dice.int(1, 4) });
+  }
+  // S3 answers the create-only archive write 409 ConditionalRequestConflict, sometimes long
+  // enough to fail the delivery (the archive write tries four times).
+  if (dice.chance(0.4)) {
+    const times = dice.int(1, 5);
+    faults.add({ site: 'PutObject:raw', kind: 's3-conflict', nth: dice.int(1, 3), times });
+  }
+  // One batch keeps failing until it lands in the DLQ; it is redriven mid-run.
+  const poisoned = dice.chance(0.5) && o.batchIds.length > 0 ? dice.pick(o.batchIds) : undefined;
+  if (poisoned) {
+    faults.add({
+      site: 'PutItem:batch',
+      kind: 'crash-before',
+      times: o.maxReceives,
+      when: touchesLedgerOf(poisoned),
+    });
+  }
+};

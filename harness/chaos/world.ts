@@ -1,0 +1,108 @@
+/**
+ * Where a schedule runs: a copy of the synthesized stack, clients that carry its faults, and
+ * fresh function environments built from the template's configuration on demand.
+ */
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { AwsClients } from '../../adapters/clients.ts';
+import { S3Store } from '../../adapters/s3.ts';
+import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
+import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
+import { createIngestHandler } from '../../functions/ingest-orders.ts';
+import { adminClients } from '../../local/clients.ts';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
+import type { lambdaContext } from '../../local/lambda-context.ts';
+import { provisionStackCopy, type StackCopy } from '../../local/stack-copy.ts';
+import type { AggregatorPorts } from '../../shared/aggregator.ts';
+import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
+import { FaultInjector } from '../faults.ts';
+import type { Dice } from './dice.ts';
+
+export type Handler = (
+  event: SQSEvent,
+  context: ReturnType<typeof lambdaContext>,
+) => Promise<SQSBatchResponse>;
+
+export interface World {
+  readonly copy: StackCopy;
+  readonly table: string;
+  readonly bucket: string;
+  /** Clients without faults: for sending, redriving and judging. */
+  readonly admin: AwsClients;
+  readonly faults: FaultInjector;
+  /** The aggregator's ports on the faulty clients (a reconcile mid-run uses them). */
+  readonly aggregatorPorts: AggregatorPorts;
+  /** The aggregator's ports on clean clients, for judging. */
+  readonly judgePorts: AggregatorPorts;
+  readonly store: S3Store;
+  newIngest(): Handler;
+  newAggregator(): Handler;
+}
+
+/** The function clients, each carrying the fault injector; aggregator writes finish out of order. */
+const faultyClients = (endpoint: string, faults: FaultInjector, dice: Dice): AwsClients => {
+  const config = { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+  const clients = {
+    dynamo: faults.attach(new DynamoDBClient(config)),
+    s3: faults.attach(new S3Client({ ...config, forcePathStyle: true })),
+    sqs: faults.attach(new SQSClient(config)),
+  };
+  clients.s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      const key = String((args.input as { Key?: string }).Key);
+      if (context.commandName === 'PutObjectCommand' && key.startsWith('aggregates/')) {
+        if (dice.chance(0.3)) await new Promise((r) => setTimeout(r, dice.int(1, 15)));
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'chaosStall' },
+  );
+  return clients;
+};
+
+export const buildWorld = async (
+  o: {
+    endpoint: string;
+    assemblyDir: string;
+    seed: number;
+    onProvisioned?: (c: StackCopy) => void;
+  },
+  dice: Dice,
+): Promise<World> => {
+  // A copy of the synthesized stack, exactly as the template defines it.
+  const copy = await provisionStackCopy({
+    assemblyDir: o.assemblyDir,
+    endpoint: o.endpoint,
+    name: `chaos-${o.seed}-${randomUUID().slice(0, 8)}`,
+  });
+  o.onProvisioned?.(copy);
+  const bucket = copy.outputs.BucketName ?? '';
+  const admin = adminClients(o.endpoint, LOCAL_REGION);
+  const faults = new FaultInjector();
+  const clients = faultyClients(o.endpoint, faults, dice);
+  const ingestConfig = loadIngestConfig(copy.ingestEnvironment);
+  const aggregateConfig = loadAggregateConfig(copy.aggregateEnvironment);
+  return {
+    copy,
+    table: copy.outputs.TableName ?? '',
+    bucket,
+    admin,
+    faults,
+    aggregatorPorts: aggregatorPorts(aggregateConfig, clients),
+    judgePorts: aggregatorPorts(aggregateConfig, admin),
+    store: new S3Store(admin.s3, bucket),
+    newIngest: () =>
+      createIngestHandler({
+        ports: ingestPorts(ingestConfig, clients),
+        settings: ingestSettings(ingestConfig),
+      }),
+    newAggregator: () =>
+      createAggregateHandler({
+        ports: aggregatorPorts(aggregateConfig, clients),
+        quarantine: new S3Store(clients.s3, bucket),
+      }),
+  };
+};
