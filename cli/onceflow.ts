@@ -13,10 +13,10 @@ import { DynamoOrderStore } from '../adapters/dynamo.ts';
 import { S3Store } from '../adapters/s3.ts';
 import {
   type ChaosSummary,
-  CRASH_POINTS,
   formatSummary,
   runChaos,
   runSchedule,
+  summaryOf,
 } from '../harness/chaos.ts';
 import { generateStream } from '../harness/generate.ts';
 import { drainQueues } from '../local/drain.ts';
@@ -504,24 +504,14 @@ program
         try {
           let summary: ChaosSummary;
           if (o.scheduleSeed !== undefined) {
-            const r = await runSchedule({
-              endpoint: emulators.endpoint,
-              assemblyDir,
-              seed: o.scheduleSeed,
-              orders: o.orders,
-            });
-            summary = {
-              schedules: 1,
-              events: r.events,
-              lost: r.lost,
-              doubleCounted: r.doubleCounted,
-              staleOverwrites: r.staleOverwrites,
-              mismatches: r.mismatches,
-              s3Conflicts: r.s3Conflicts,
-              wideSchedules: r.wide ? 1 : 0,
-              crashPoints: { covered: new Set(r.crashPoints).size, total: CRASH_POINTS.length },
-              failures: r.diff ? [{ seed: r.seed, diff: r.diff }] : [],
-            };
+            summary = summaryOf(
+              await runSchedule({
+                endpoint: emulators.endpoint,
+                assemblyDir,
+                seed: o.scheduleSeed,
+                orders: o.orders,
+              }),
+            );
           } else {
             const bar = progress('schedules');
             summary = await runChaos({

@@ -4,7 +4,11 @@
  * only the endpoint and the stack name differ.
  */
 import { existsSync } from 'node:fs';
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import {
+  CloudFormationClient,
+  type CloudFormationClientConfig,
+  DescribeStacksCommand,
+} from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -49,64 +53,88 @@ const running = (pid: number) => {
   }
 };
 
-export const resolveTarget = async (options: TargetOptions): Promise<Target> => {
-  let endpoint = options.endpoint;
-  let stackName = options.stackName ?? 'onceflow-dev';
-  let region =
+interface Connection {
+  readonly endpoint: string | undefined;
+  readonly stackName: string;
+  readonly region: string;
+  readonly credentials?: { accessKeyId: string; secretAccessKey: string };
+}
+
+/** The running local stack that `npm start -- --keep` recorded, or a clear error. */
+const localConnection = (options: TargetOptions): Connection => {
+  const file = options.localState ?? DEFAULT_LOCAL_STATE;
+  if (!existsSync(file)) {
+    throw new CliError(
+      `no running local stack (${file} not found): start one with \`npm start -- --keep\` or \`npx onceflow local up\``,
+    );
+  }
+  const read = readLocalState(file);
+  if (!read.ok)
+    throw new CliError(
+      `${file} is not a local stack description (${read.problem}); restart \`npm start -- --keep\``,
+    );
+  const { state } = read;
+  if (!running(state.pid))
+    throw new CliError(
+      `the local stack recorded in ${file} is no longer running (pid ${state.pid}); start it again`,
+    );
+  return {
+    endpoint: options.endpoint ?? state.endpoint,
+    stackName: options.stackName ?? state.stackName,
+    region: state.region,
+    credentials: state.credentials,
+  };
+};
+
+const connectionFor = (options: TargetOptions): Connection => {
+  if (options.target === 'local') return localConnection(options);
+  const stackName = options.stackName ?? 'onceflow-dev';
+  const region =
     options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
-  let credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
-  if (options.target === 'local') {
-    const file = options.localState ?? DEFAULT_LOCAL_STATE;
-    if (!existsSync(file)) {
-      throw new CliError(
-        `no running local stack (${file} not found): start one with \`npm start -- --keep\` or \`npx onceflow local up\``,
-      );
-    }
-    const read = readLocalState(file);
-    if (!read.ok)
-      throw new CliError(
-        `${file} is not a local stack description (${read.problem}); restart \`npm start -- --keep\``,
-      );
-    const { state } = read;
-    if (!running(state.pid))
-      throw new CliError(
-        `the local stack recorded in ${file} is no longer running (pid ${state.pid}); start it again`,
-      );
-    endpoint ??= state.endpoint;
-    stackName = options.stackName ?? state.stackName;
-    region = state.region;
-    credentials = state.credentials;
-  } else if (options.target === 'localstack') {
-    endpoint ??= process.env.LOCALSTACK_ENDPOINT ?? 'http://localhost:4566';
-    credentials = {
+  if (options.target === 'aws') return { endpoint: options.endpoint, stackName, region };
+  return {
+    endpoint: options.endpoint ?? process.env.LOCALSTACK_ENDPOINT ?? 'http://localhost:4566',
+    stackName,
+    region,
+    credentials: {
       accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'test',
       secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'test',
-    };
-  }
-  const config = {
-    region,
-    ...(endpoint ? { endpoint } : {}),
-    ...(credentials ? { credentials } : {}),
+    },
   };
-  let outputs: Record<string, string>;
+};
+
+/** The stack's outputs from CloudFormation's DescribeStacks (the local edge answers it too). */
+const stackOutputs = async (
+  c: Connection,
+  config: CloudFormationClientConfig,
+): Promise<Record<string, string>> => {
+  const where = c.endpoint ?? `AWS (${c.region})`;
   try {
     const described = await new CloudFormationClient(config).send(
-      new DescribeStacksCommand({ StackName: stackName }),
+      new DescribeStacksCommand({ StackName: c.stackName }),
     );
-    outputs = Object.fromEntries(
+    return Object.fromEntries(
       (described.Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']),
     );
   } catch (error) {
     const message = (error as Error).message;
     if (/does not exist/.test(message))
-      throw new CliError(`unknown stack ${stackName} on ${endpoint ?? `AWS (${region})`}`, {
-        cause: error,
-      });
-    throw new CliError(
-      `could not reach ${endpoint ?? `AWS (${region})`} to describe ${stackName}: ${message}`,
-      { cause: error },
-    );
+      throw new CliError(`unknown stack ${c.stackName} on ${where}`, { cause: error });
+    throw new CliError(`could not reach ${where} to describe ${c.stackName}: ${message}`, {
+      cause: error,
+    });
   }
+};
+
+export const resolveTarget = async (options: TargetOptions): Promise<Target> => {
+  const connection = connectionFor(options);
+  const { endpoint, stackName, region, credentials } = connection;
+  const config = {
+    region,
+    ...(endpoint ? { endpoint } : {}),
+    ...(credentials ? { credentials } : {}),
+  };
+  const outputs = await stackOutputs(connection, config);
   const clients: AwsClients = {
     dynamo: new DynamoDBClient(config),
     s3: new S3Client({ ...config, forcePathStyle: options.target !== 'aws' }),

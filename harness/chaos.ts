@@ -92,6 +92,20 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
   };
 };
 
+/** One schedule's result as a summary (`onceflow chaos --schedule-seed`). */
+export const summaryOf = (r: ScheduleResult): ChaosSummary => ({
+  schedules: 1,
+  events: r.events,
+  lost: r.lost,
+  doubleCounted: r.doubleCounted,
+  staleOverwrites: r.staleOverwrites,
+  mismatches: r.mismatches,
+  s3Conflicts: r.s3Conflicts,
+  wideSchedules: r.wide ? 1 : 0,
+  crashPoints: { covered: new Set(r.crashPoints).size, total: CRASH_POINTS.length },
+  failures: r.diff ? [{ seed: r.seed, diff: r.diff }] : [],
+});
+
 export interface ChaosOptions {
   readonly endpoint: string;
   readonly assemblyDir: string;

@@ -85,40 +85,47 @@ const INVALID_KINDS = [
   (id: string) => JSON.stringify({ batchId: id, events: [sample(id), sample(id)] }),
 ];
 
-export const generateStream = (options: GenerateOptions): GeneratedStream => {
-  const rng = xoroshiro128plus(options.seed);
-  const int = (min: number, max: number) => uniformInt(rng, min, max);
-  const chance = (rate: number) => rate > 0 && int(0, 999_999) < rate * 1_000_000;
+interface Draw {
+  int(min: number, max: number): number;
+  chance(rate: number): boolean;
+}
+
+const pad = (n: number, width: number) => n.toString().padStart(width, '0');
+
+/** An order's statuses: placed, then cancelled, or paid → shipped → delivered → refunded, each step likely. */
+const lifecycle = (draw: Draw): string[] => {
+  const steps = ['placed'];
+  if (draw.chance(0.1)) return [...steps, 'cancelled'];
+  if (!draw.chance(0.9)) return steps;
+  steps.push('paid');
+  if (!draw.chance(0.85)) return steps;
+  steps.push('shipped');
+  if (!draw.chance(0.9)) return steps;
+  steps.push('delivered');
+  if (draw.chance(0.05)) steps.push('refunded');
+  return steps;
+};
+
+type TimedEvent = GeneratedEvent & { t: number };
+
+/** Every order's events inside the window, sorted by time. */
+const orderEvents = (draw: Draw, options: GenerateOptions): TimedEvent[] => {
   const start = Date.parse(options.start ?? '2026-10-01T00:00:00Z');
   const end = start + options.hours * 60 * MINUTE;
-  const batchSize = options.batchSize ?? 50;
   const customers = Math.max(1, Math.ceil(options.orders / 3));
-  const pad = (n: number, width: number) => n.toString().padStart(width, '0');
   const width = String(options.orders).length;
-
-  const events: (GeneratedEvent & { t: number })[] = [];
+  const currencies = options.currencies ?? DEFAULT_CURRENCIES;
+  const events: TimedEvent[] = [];
   for (let o = 1; o <= options.orders; o++) {
     const orderId = `o-${pad(o, width)}`;
-    const customerId = `c-${pad(int(1, customers), width)}`;
-    const currencies = options.currencies ?? DEFAULT_CURRENCIES;
-    const currency = currencies[int(0, currencies.length - 1)] ?? 'USD';
-    const amount = priced(int(100, 50_000), currency);
-    let t = start + int(0, options.hours * 60 - 1) * MINUTE + int(0, 59) * 1000;
-    const lifecycle: string[] = ['placed'];
-    if (chance(0.1)) lifecycle.push('cancelled');
-    else if (chance(0.9)) {
-      lifecycle.push('paid');
-      if (chance(0.85)) {
-        lifecycle.push('shipped');
-        if (chance(0.9)) {
-          lifecycle.push('delivered');
-          if (chance(0.05)) lifecycle.push('refunded');
-        }
-      }
-    }
-    for (const [step, status] of lifecycle.entries()) {
-      if (step > 0) t += int(1, step === 3 ? 600 : 120) * MINUTE;
+    const customerId = `c-${pad(draw.int(1, customers), width)}`;
+    const currency = currencies[draw.int(0, currencies.length - 1)] ?? 'USD';
+    const amount = priced(draw.int(100, 50_000), currency);
+    let t = start + draw.int(0, options.hours * 60 - 1) * MINUTE + draw.int(0, 59) * 1000;
+    for (const [step, status] of lifecycle(draw).entries()) {
+      if (step > 0) t += draw.int(1, step === 3 ? 600 : 120) * MINUTE;
       if (t >= end) break;
+      const eventTime = new Date(t).toISOString().replace('.000Z', 'Z');
       events.push({
         eventId: `${orderId}-${status}`,
         orderId,
@@ -126,30 +133,32 @@ export const generateStream = (options: GenerateOptions): GeneratedStream => {
         status,
         amount,
         currency,
-        eventTime: new Date(t).toISOString().replace('.000Z', 'Z'),
+        eventTime,
         t,
       });
     }
   }
-  events.sort((a, b) => a.t - b.t || (a.eventId < b.eventId ? -1 : 1));
+  return events.sort((a, b) => a.t - b.t || (a.eventId < b.eventId ? -1 : 1));
+};
 
-  // Late arrivals: an event is sent one to five batches after its neighbours.
+/** Late arrivals: an event is sent one to five batches after its neighbours. */
+const arrivalOrder = (draw: Draw, events: TimedEvent[], lateRate: number, batchSize: number) => {
   let late = 0;
   const arrival = events.map((e, i) => {
-    const delay = chance(options.lateRate ?? 0) ? int(1, 5) * batchSize : 0;
+    const delay = draw.chance(lateRate) ? draw.int(1, 5) * batchSize : 0;
     if (delay) late++;
     return { e, at: i + delay + 0.5 * (delay ? 1 : 0) };
   });
   arrival.sort((a, b) => a.at - b.at);
+  return { events: arrival.map(({ e: { t: _, ...event } }) => event), late };
+};
 
-  const batches: GeneratedStream['batches'] = [];
-  for (let i = 0; i < arrival.length; i += batchSize) {
-    batches.push({
-      batchId: `gen-s${options.seed}-${pad(batches.length + 1, 6)}`,
-      events: arrival.slice(i, i + batchSize).map(({ e: { t: _, ...event } }) => event),
-    });
-  }
-
+/** The lines to send: each batch, some again a few lines later, some invalid bodies between. */
+const sendingOrder = (
+  draw: Draw,
+  batches: GeneratedStream['batches'],
+  options: GenerateOptions,
+) => {
   const lines: string[] = [];
   const pending: { due: number; line: string }[] = [];
   let duplicates = 0;
@@ -161,22 +170,46 @@ export const generateStream = (options: GenerateOptions): GeneratedStream => {
       events: batch.events,
     });
     lines.push(line);
-    if (chance(options.duplicateRate ?? 0)) {
+    if (draw.chance(options.duplicateRate ?? 0)) {
       duplicates++;
-      pending.push({ due: lines.length + int(0, 3), line });
+      pending.push({ due: lines.length + draw.int(0, 3), line });
     }
-    if (chance(options.invalidRate ?? 0)) {
+    if (draw.chance(options.invalidRate ?? 0)) {
       invalid++;
-      const kind = INVALID_KINDS[int(0, INVALID_KINDS.length - 1)];
+      const kind = INVALID_KINDS[draw.int(0, INVALID_KINDS.length - 1)];
       lines.push(kind ? kind(`gen-s${options.seed}-bad-${pad(invalid, 6)}`) : '');
     }
     for (const p of pending.filter((p) => p.due <= lines.length)) lines.push(p.line);
     pending.splice(0, pending.length, ...pending.filter((p) => p.due > lines.length));
   }
   for (const p of pending) lines.push(p.line);
+  return { lines, duplicates, invalid };
+};
+
+export const generateStream = (options: GenerateOptions): GeneratedStream => {
+  const rng = xoroshiro128plus(options.seed);
+  const int = (min: number, max: number) => uniformInt(rng, min, max);
+  const draw: Draw = { int, chance: (rate) => rate > 0 && int(0, 999_999) < rate * 1_000_000 };
+  const batchSize = options.batchSize ?? 50;
+  const events = orderEvents(draw, options);
+  const arrival = arrivalOrder(draw, events, options.lateRate ?? 0, batchSize);
+  const batches: GeneratedStream['batches'] = [];
+  for (let i = 0; i < arrival.events.length; i += batchSize) {
+    batches.push({
+      batchId: `gen-s${options.seed}-${pad(batches.length + 1, 6)}`,
+      events: arrival.events.slice(i, i + batchSize),
+    });
+  }
+  const { lines, duplicates, invalid } = sendingOrder(draw, batches, options);
   return {
     lines,
     batches,
-    stats: { batches: batches.length, events: events.length, duplicates, late, invalid },
+    stats: {
+      batches: batches.length,
+      events: events.length,
+      duplicates,
+      late: arrival.late,
+      invalid,
+    },
   };
 };

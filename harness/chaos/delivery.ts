@@ -1,5 +1,9 @@
 /** Sending, delivering and redriving within a schedule, all through the product's own paths. */
-import { ListMessageMoveTasksCommand, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
+import {
+  ListMessageMoveTasksCommand,
+  type SQSClient,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
 import { queueDepth, sendBodies } from '../../adapters/sqs.ts';
 import { LOCAL_REGION } from '../../local/emulators.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
@@ -20,36 +24,41 @@ export interface Delivery {
   settle(rounds: number): Promise<void>;
 }
 
+/**
+ * The event source mapping (the local runtime's poller), with two concurrent slots, each
+ * invoking its own environment; receives of 1–10 messages; and sometimes a batch running twice
+ * at once in a twin environment, as a handler outliving the visibility timeout causes.
+ */
+const drive = async (
+  sqs: SQSClient,
+  dice: Dice,
+  queue: LocalQueue,
+  newEnvironment: () => Handler,
+) => {
+  const slots = [0, 1].map(() => ({ handler: newEnvironment(), twin: newEnvironment() }));
+  await drainQueue({
+    sqs,
+    queueUrl: queue.url,
+    queueArn: queue.arn,
+    region: LOCAL_REGION,
+    maxConcurrency: slots.length,
+    receiveSize: () => dice.int(1, 10),
+    invoke: async (slot, event) => {
+      const env = slots[slot];
+      if (!env) throw new Error(`no environment for slot ${slot}`);
+      const run = (h: Handler) => h(event, lambdaContext('chaos', 30_000));
+      const [first] = await Promise.allSettled(
+        dice.chance(0.1) ? [run(env.handler), run(env.twin)] : [run(env.handler)],
+      );
+      if (first?.status === 'rejected') throw first.reason;
+      return first?.value;
+    },
+  });
+};
+
 export const deliveryFor = (world: World, dice: Dice): Delivery => {
   const { admin } = world;
   const { orders, ordersDlq, aggregate, aggregateDlq } = world.copy.queues;
-
-  /**
-   * The event source mapping (the local runtime's poller), with two concurrent slots, each
-   * invoking its own environment; receives of 1–10 messages; and sometimes a batch running twice
-   * at once in a twin environment, as a handler outliving the visibility timeout causes.
-   */
-  const drive = async (queue: LocalQueue, newEnvironment: () => Handler) => {
-    const slots = [0, 1].map(() => ({ handler: newEnvironment(), twin: newEnvironment() }));
-    await drainQueue({
-      sqs: admin.sqs,
-      queueUrl: queue.url,
-      queueArn: queue.arn,
-      region: LOCAL_REGION,
-      maxConcurrency: slots.length,
-      receiveSize: () => dice.int(1, 10),
-      invoke: async (slot, event) => {
-        const env = slots[slot];
-        if (!env) throw new Error(`no environment for slot ${slot}`);
-        const run = (h: Handler) => h(event, lambdaContext('chaos', 30_000));
-        const [first] = await Promise.allSettled(
-          dice.chance(0.1) ? [run(env.handler), run(env.twin)] : [run(env.handler)],
-        );
-        if (first?.status === 'rejected') throw first.reason;
-        return first?.value;
-      },
-    });
-  };
 
   const redrive = async (dlq: LocalQueue, source: LocalQueue) => {
     if ((await queueDepth(admin.sqs, dlq.url)).visible === 0) return;
@@ -66,8 +75,8 @@ export const deliveryFor = (world: World, dice: Dice): Delivery => {
   };
 
   const runAll = async () => {
-    await drive(orders, world.newIngest);
-    await drive(aggregate, world.newAggregator);
+    await drive(admin.sqs, dice, orders, world.newIngest);
+    await drive(admin.sqs, dice, aggregate, world.newAggregator);
   };
 
   return {
