@@ -1,3 +1,4 @@
+/** Intervals of whole UTC hours, and the aggregator ports a target gives. */
 import { DynamoCounterReader } from '../../adapters/dynamo.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import type { AggregatorPorts } from '../../shared/aggregator.ts';

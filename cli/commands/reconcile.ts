@@ -1,11 +1,13 @@
 /** `onceflow reconcile` and `verify`: hour objects against the counters. */
-
+import Table from 'cli-table3';
+import type { Command } from 'commander';
 import { DynamoCounterReader } from '../../adapters/dynamo.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { planHour, publishHour } from '../../shared/aggregator.ts';
 import { hoursBetween, parseHour } from '../../shared/time.ts';
+import { run, target } from '../program.ts';
 import type { Target } from '../target.ts';
-import { aggregatorPortsFor, type Interval } from './interval.ts';
+import { aggregatorPortsFor, type Interval, parseInterval } from './interval.ts';
 
 /** Hours that have counter items (all, or those in the interval). */
 export const hoursWithCounters = async (target: Target, interval?: Interval): Promise<string[]> => {
@@ -101,4 +103,64 @@ export const verify = async (
     }
   }
   return { checked: hours.length, differences };
+};
+
+export const register = (program: Command): void => {
+  program
+    .command('reconcile')
+    .description(
+      'recompute every hour of [from, to) from DynamoDB and rewrite or delete its S3 object',
+    )
+    .requiredOption('--from <time>', 'first hour (inclusive)')
+    .requiredOption('--to <time>', 'end hour (exclusive)')
+    .option(
+      '--dry-run',
+      'print the plan (write / delete / unchanged per hour) without changing anything',
+    )
+    .addHelpText(
+      'after',
+      '\nExample:\n  npx onceflow reconcile --from 2026-10-01 --to 2026-10-02 --dry-run',
+    )
+    .action(
+      run(async (o: { from: string; to: string; dryRun?: boolean }) => {
+        const interval = parseInterval(o.from, o.to, true);
+        if (!interval) return 1;
+        const plans = await reconcile(await target(), interval, o.dryRun ?? false);
+        const table = new Table({
+          head: ['hour', o.dryRun ? 'plan' : 'done', 'events', 'revision (S3 → DynamoDB)'],
+          style: { head: [], border: [], compact: true },
+        });
+        for (const p of plans)
+          table.push([
+            p.hour,
+            p.action,
+            String(p.events),
+            `${p.storedRevision ?? '—'} → ${p.action === 'delete' ? '—' : p.revision}`,
+          ]);
+        console.log(table.toString());
+        const count = (a: string) => plans.filter((p) => p.action === a).length;
+        console.log(
+          `${o.dryRun ? 'would write' : 'wrote'} ${count('write')}, ${o.dryRun ? 'would delete' : 'deleted'} ${count('delete')}, unchanged ${count('unchanged')}`,
+        );
+        return 0;
+      }),
+    );
+
+  program
+    .command('verify')
+    .description('check every S3 hour object against DynamoDB; exit 1 on any difference')
+    .option('--from <time>', 'first hour (inclusive)')
+    .option('--to <time>', 'end hour (exclusive)')
+    .addHelpText('after', '\nExample:\n  npx onceflow verify --from 2026-10-01 --to 2026-10-02')
+    .action(
+      run(async (o: { from?: string; to?: string }) => {
+        const { checked, differences } = await verify(
+          await target(),
+          parseInterval(o.from, o.to, false),
+        );
+        for (const d of differences) console.log(`${d.hour}  ${d.problem}: ${d.detail}`);
+        console.log(`${checked} hours checked, ${differences.length} differences`);
+        return differences.length === 0 ? 0 : 1;
+      }),
+    );
 };

@@ -1,13 +1,15 @@
 /** `onceflow replay dlq` and `replay archive`. */
-
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { ListMessageMoveTasksCommand, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
+import { type Command, Option } from 'commander';
 import { S3Store } from '../../adapters/s3.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
 import { hoursBetween } from '../../shared/time.ts';
+import { progress, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import type { Interval } from './interval.ts';
+import { parseInterval } from './interval.ts';
 import { sendLines } from './send.ts';
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -91,4 +93,57 @@ export const replayArchive = async (
     batches: sent,
     refused: refused.map((r) => ({ key: keys[r.line - 1] ?? '', reason: r.reason })),
   };
+};
+
+export const register = (program: Command): void => {
+  const replay = program
+    .command('replay')
+    .description('send messages again: a DLQ back to its queue, or archived batches');
+  replay
+    .command('dlq')
+    .description('move the DLQ messages back to their queue (a message move task) and wait for it')
+    .addOption(
+      new Option('--queue <queue>', 'which DLQ').choices(['orders', 'aggregate']).default('orders'),
+    )
+    .addHelpText(
+      'after',
+      '\nExample:\n  npx onceflow replay dlq --queue orders && npx onceflow drain',
+    )
+    .action(
+      run(async (o: { queue: QueueName }) => {
+        const t = await target();
+        const bar = progress(`moving ${o.queue} DLQ`);
+        const result = await replayDlq(t, o.queue, bar.update);
+        bar.stop();
+        console.log(
+          result.status === 'EMPTY'
+            ? `the ${o.queue} DLQ is empty`
+            : `moved ${result.moved} messages back to the ${o.queue} queue`,
+        );
+        return 0;
+      }),
+    );
+  replay
+    .command('archive')
+    .description(
+      're-send the archived raw batches of an interval (already applied ones are skipped by the ledger)',
+    )
+    .requiredOption('--from <time>', 'first hour of the batches’ earliest events (inclusive)')
+    .requiredOption('--to <time>', 'end hour (exclusive)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  npx onceflow replay archive --from 2026-10-01 --to 2026-10-02',
+    )
+    .action(
+      run(async (o: { from: string; to: string }) => {
+        const interval = parseInterval(o.from, o.to, true);
+        if (!interval) return 1;
+        const bar = progress('replaying');
+        const { batches, refused } = await replayArchive(await target(), interval, bar.update);
+        bar.stop();
+        console.log(`re-sent ${batches} archived batches`);
+        for (const r of refused) console.error(`${r.key} was not sent: ${r.reason}`);
+        return refused.length > 0 ? 1 : 0;
+      }),
+    );
 };

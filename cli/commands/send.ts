@@ -1,4 +1,8 @@
+/** `onceflow send`: lines of a file to the orders queue, packed by size. */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
 import { queueMessageLimit, sendBodies } from '../../adapters/sqs.ts';
+import { number, progress, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
 
 export interface SendOptions {
@@ -22,4 +26,32 @@ export const sendLines = async (
     ...options,
   });
   return { sent, refused: refused.map((r) => ({ line: r.index + 1, reason: r.reason })) };
+};
+
+export const register = (program: Command): void => {
+  program
+    .command('send')
+    .description('send each line of an NDJSON file as one SQS message body to the orders queue')
+    .argument('<file>', 'NDJSON file, one order batch (or any body) per line; - for stdin')
+    .option('--rate <n>', 'messages per second at most', number('a rate', 0.1))
+    .addHelpText(
+      'after',
+      '\nExample:\n  npx onceflow send test/fixtures/seed-orders/batches.ndjson --rate 50',
+    )
+    .action(
+      run(async (file: string, options: { rate?: number }) => {
+        const text = readFileSync(file === '-' ? 0 : file, 'utf8');
+        const lines = text.split('\n').filter((l) => l.trim() !== '');
+        const t = await target();
+        const bar = progress('sending');
+        const { sent, refused } = await sendLines(t, lines, {
+          ...(options.rate ? { rate: options.rate } : {}),
+          onProgress: bar.update,
+        });
+        bar.stop();
+        console.log(`sent ${sent} messages to ${t.output('OrdersQueueUrl')}`);
+        for (const r of refused) console.error(`line ${r.line} was not sent: ${r.reason}`);
+        return refused.length > 0 ? 1 : 0;
+      }),
+    );
 };

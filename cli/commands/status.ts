@@ -1,11 +1,12 @@
-/** `onceflow status`: queues, ledger, duplicates, rejects. */
-
-/** What each CLI command does, as functions of a target (the printing lives in onceflow.ts). */
+/** `onceflow status`: queue depths, ledger totals, duplicates and rejects. */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CloudWatchClient, GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
+import Table from 'cli-table3';
+import type { Command } from 'commander';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
+import { globals, json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
 import { listRejects } from './rejects.ts';
 
@@ -94,4 +95,42 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
       ? metricFromLogs(logDir, 'DuplicateBatches')
       : await metricFromCloudWatch(target, 'DuplicateBatches');
   return { queues, ledger, rejects, duplicates };
+};
+
+export const register = (program: Command): void => {
+  program
+    .command('status')
+    .description('queue depths, in-flight and DLQ counts, ledger totals')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  npx onceflow status')
+    .action(
+      run(async (o: { json?: boolean }) => {
+        const t = await target();
+        const s = await status(t, join(dirname(globals().localState), 'logs'));
+        if (o.json) {
+          json(s);
+          return 0;
+        }
+        const queues = new Table({
+          head: ['queue', 'visible', 'in flight', 'delayed'],
+          style: { head: [], border: [], compact: true },
+        });
+        for (const q of s.queues)
+          queues.push([q.name, String(q.visible), String(q.inFlight), String(q.delayed)]);
+        console.log(
+          `${t.stackName} (${t.kind}${t.endpoint ? ` at ${t.endpoint}` : ''})\n${queues.toString()}`,
+        );
+        const rejected = Object.values(s.rejects).reduce((a, b) => a + b, 0);
+        console.log(
+          `ledger: ${s.ledger.applied} batches applied, ${s.ledger.pending} pending; duplicates recognised: ${s.duplicates ?? 'unknown'}; ` +
+            `conflicts: ${s.rejects['batch-conflict'] ?? 0}; rejects: ${rejected}` +
+            (rejected
+              ? ` (${Object.entries(s.rejects)
+                  .map(([r, n]) => `${r} ${n}`)
+                  .join(', ')})`
+              : ''),
+        );
+        return 0;
+      }),
+    );
 };

@@ -1,0 +1,36 @@
+/** `onceflow aggregates`: the hourly objects published in S3, as a table, JSON or a chart. */
+import type { Command } from 'commander';
+import { S3Store } from '../../adapters/s3.ts';
+import { eventsChart, hourlyTable } from '../../local/render.ts';
+import { json, run, target } from '../program.ts';
+import { parseInterval } from './interval.ts';
+
+export const register = (program: Command): void => {
+  program
+    .command('aggregates')
+    .description('the hourly aggregates published in S3')
+    .option('--from <time>', 'first hour (inclusive)')
+    .option('--to <time>', 'end hour (exclusive)')
+    .option('--json', 'print JSON sorted by hour')
+    .option('--chart', 'draw events per hour')
+    .addHelpText(
+      'after',
+      '\nExample:\n  npx onceflow aggregates --from 2026-10-01 --to 2026-10-02 --chart',
+    )
+    .action(
+      run(async (o: { from?: string; to?: string; json?: boolean; chart?: boolean }) => {
+        const interval = parseInterval(o.from, o.to, false);
+        const t = await target();
+        const hours = (
+          await new S3Store(t.clients.s3, t.output('BucketName')).listAggregates()
+        ).filter((h) => {
+          const ms = Date.parse(h.hour);
+          return !interval || (ms >= interval.fromMs && ms < interval.toMs);
+        });
+        if (o.json) json(hours);
+        else if (o.chart) console.log(eventsChart(hours));
+        else console.log(`${hourlyTable(hours)}\n${hours.length} hours`);
+        return 0;
+      }),
+    );
+};

@@ -1,0 +1,91 @@
+/** `onceflow chaos`: randomized fault schedules on embedded emulators (the engine is harness/chaos.ts). */
+import type { Command } from 'commander';
+import {
+  type ChaosSummary,
+  formatSummary,
+  runChaos,
+  runSchedule,
+  summaryOf,
+} from '../../harness/chaos.ts';
+import { startEmulators } from '../../local/emulators.ts';
+import { projectAssembly } from '../../local/synth.ts';
+import { json, number, progress, run } from '../program.ts';
+
+export const register = (program: Command): void => {
+  program
+    .command('chaos')
+    .description(
+      'randomized fault schedules that check exactly-once against a reference model (embedded emulators)',
+    )
+    .option('--schedules <n>', 'schedules to run', number('a count', 1), 100)
+    .option(
+      '--seed <n>',
+      'run seed (each schedule gets its own seed from it)',
+      number('a seed', 0),
+      1,
+    )
+    .option('--schedule-seed <n>', 'rerun one schedule by its seed', number('a seed', 0))
+    .option('--orders <n>', 'orders per schedule', number('a count', 1), 12)
+    .option('--json', 'print the summary as JSON')
+    .option(
+      '--assembly <dir>',
+      'a synthesized cloud assembly (default: cdk.out, synthesized when stale)',
+    )
+    .addHelpText(
+      'after',
+      '\nExample:\n  npx onceflow chaos --schedules 500 --seed 7\n  npx onceflow chaos --schedule-seed 1063355',
+    )
+    .action(
+      run(
+        async (o: {
+          schedules: number;
+          seed: number;
+          scheduleSeed?: number;
+          orders: number;
+          json?: boolean;
+          assembly?: string;
+        }) => {
+          process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+          process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+          // Every schedule runs on a copy of the synthesized stack, as deployed.
+          const assemblyDir = o.assembly ?? (await projectAssembly());
+          const emulators = await startEmulators();
+          try {
+            let summary: ChaosSummary;
+            if (o.scheduleSeed !== undefined) {
+              summary = summaryOf(
+                await runSchedule({
+                  endpoint: emulators.endpoint,
+                  assemblyDir,
+                  seed: o.scheduleSeed,
+                  orders: o.orders,
+                }),
+              );
+            } else {
+              const bar = progress('schedules');
+              summary = await runChaos({
+                endpoint: emulators.endpoint,
+                assemblyDir,
+                schedules: o.schedules,
+                seed: o.seed,
+                orders: o.orders,
+                onSchedule: (r, i) => {
+                  if (r.diff) console.log(`schedule seed ${r.seed}: ${r.diff}`);
+                  bar.update(i + 1, o.schedules);
+                },
+              });
+              bar.stop();
+            }
+            if (o.json) json(summary);
+            else console.log(formatSummary(summary));
+            const uncovered =
+              o.scheduleSeed === undefined &&
+              summary.crashPoints.covered < summary.crashPoints.total;
+            return summary.mismatches > 0 || uncovered ? 1 : 0;
+          } finally {
+            await emulators.stop();
+          }
+        },
+      ),
+    );
+};

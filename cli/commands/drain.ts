@@ -1,0 +1,35 @@
+/** `onceflow drain`: waits until both queues are empty with nothing in flight. */
+import type { Command } from 'commander';
+import { drainQueues } from '../../local/drain.ts';
+import { number, run, target } from '../program.ts';
+import { CliError } from '../target.ts';
+
+export const register = (program: Command): void => {
+  program
+    .command('drain')
+    .description(
+      'wait until both queues are empty with nothing in flight (every dirty hour written)',
+    )
+    .option('--timeout <seconds>', 'give up after this long', number('seconds', 1), 120)
+    .addHelpText('after', '\nExample:\n  npx onceflow drain --timeout 60')
+    .action(
+      run(async (o: { timeout: number }) => {
+        const t = await target();
+        const started = Date.now();
+        try {
+          await drainQueues(
+            t.clients.sqs,
+            [t.output('OrdersQueueUrl'), t.output('AggregateQueueUrl')],
+            { timeoutMs: o.timeout * 1000 },
+          );
+        } catch (error) {
+          throw new CliError(
+            `the queues did not drain within ${o.timeout} s (see \`onceflow status\`)`,
+            { cause: error },
+          );
+        }
+        console.log(`drained in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        return 0;
+      }),
+    );
+};
