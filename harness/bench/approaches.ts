@@ -31,13 +31,13 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
 import { drainQueue } from '../../local/sqs-poller.ts';
 import { provisionStackCopy, type StackCopy } from '../../local/stack-copy.ts';
-import { createPipelineTable } from '../../local/tables.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
 import { FaultInjector, InjectedCrash } from '../faults.ts';
 import type { GeneratedEvent } from '../generate.ts';
 import type { ModelHour } from '../model.ts';
 import { CapacityMeter } from './meter.ts';
+import { createBaselineTable } from './tables.ts';
 
 export interface Message {
   readonly messageId: string;
@@ -91,7 +91,7 @@ const unique = (prefix: string) =>
   `${prefix}-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
 const _QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:orders';
 
-const createTable = createPipelineTable;
+const createTable = createBaselineTable;
 
 /**
  * Sends each wave to the stack copy's orders queue and runs the event source mapping (the local

@@ -1,11 +1,11 @@
 import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 /**
- * The pipeline's table as the stack defines it ((pk, sk) strings, on demand), for tests,
- * benchmarks and chaos runs that need a fresh one without a whole stack. The local runtime
- * provisions from the template instead.
+ * A table for the bench's baselines (the naive writer's state, Powertools' idempotency store):
+ * their own layouts, not onceflow's. onceflow's table always comes from the template
+ * (`local/stack-copy.ts`).
  */
-export const createPipelineTable = async (
+export const createBaselineTable = async (
   dynamo: DynamoDBClient,
   name: string,
   hash = 'pk',
