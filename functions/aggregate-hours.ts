@@ -15,9 +15,10 @@ import { S3Store } from '../adapters/s3.ts';
 import { aggregatorPorts } from '../adapters/wiring.ts';
 import { type AggregatorPorts, type PublishOutcome, publishHour } from '../shared/aggregator.ts';
 import { loadAggregateConfig } from '../shared/config.ts';
+import { boundDetail } from '../shared/errors.ts';
 import type { Quarantine } from '../shared/ingest.ts';
 import { describeValidationIssues, HourMessageSchema } from '../shared/schema.ts';
-import { once, toIncomingMessage } from './sqs-record.ts';
+import { loggingFailures, once, toIncomingMessage } from './sqs-record.ts';
 
 export interface AggregateDependencies {
   readonly ports: AggregatorPorts;
@@ -69,13 +70,13 @@ export const createAggregateHandler = (
             sentAtMs,
             body,
             reason: parsed.reason,
-            detail: parsed.detail,
+            detail: boundDetail(parsed.detail),
           });
           metrics.addMetric('RejectedMessages', MetricUnit.Count, 1);
           logger.warn('message quarantined', {
             messageId,
             reason: parsed.reason,
-            detail: parsed.detail,
+            detail: boundDetail(parsed.detail),
           });
           return;
         }
@@ -86,7 +87,8 @@ export const createAggregateHandler = (
         if (outcome.kind === 'unchanged') metrics.addMetric('HoursUnchanged', MetricUnit.Count, 1);
         logger.info('hour published', { hour: parsed.hour, outcome: outcome.kind });
       };
-      return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
+      const handle = loggingFailures(logger, metrics, recordHandler);
+      return processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), {
         context,
       });
     });

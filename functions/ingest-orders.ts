@@ -13,7 +13,7 @@ import { createAwsClients } from '../adapters/clients.ts';
 import { ingestPorts, ingestSettings } from '../adapters/wiring.ts';
 import { loadIngestConfig } from '../shared/config.ts';
 import { type IngestPorts, type IngestSettings, ingestMessage } from '../shared/ingest.ts';
-import { once, toIncomingMessage } from './sqs-record.ts';
+import { loggingFailures, once, toIncomingMessage } from './sqs-record.ts';
 
 export interface IngestDependencies {
   readonly ports: IngestPorts;
@@ -70,7 +70,8 @@ export const createIngestHandler = (
       resolve(); // a configuration error fails the invocation itself, naming the variable
       metrics.addMetric('RecordsReceived', MetricUnit.Count, event.Records.length);
       // A processor per invocation: it holds per-batch state.
-      return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), {
+      const handle = loggingFailures(logger, metrics, recordHandler);
+      return processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), {
         context,
       });
     });

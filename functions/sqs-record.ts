@@ -1,3 +1,5 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import type { IncomingMessage } from '../shared/ingest.ts';
 
@@ -18,3 +20,39 @@ export const once = <T>(valueOrFactory: T | (() => T)): (() => T) => {
     return resolved.value;
   };
 };
+
+/** The batch id a body names, when it is a JSON object with a string `batchId` (for logs only). */
+const batchIdOf = (body: string): string | undefined => {
+  try {
+    const value: unknown = JSON.parse(body);
+    if (typeof value !== 'object' || value === null || !('batchId' in value)) return undefined;
+    return typeof value.batchId === 'string' ? value.batchId.slice(0, 128) : undefined;
+  } catch {
+    return undefined; // not JSON: nothing to name
+  }
+};
+
+/**
+ * A record handler that, when a record fails, logs one structured ERROR line with the error and
+ * its cause chain (Powertools formats both), the message id, the batch id when the body names
+ * one, and the attempt (ApproximateReceiveCount), and counts `FailedRecords`; then rethrows, so
+ * the record goes back to the queue. Powertools' batch processor keeps a failed record's error
+ * without logging it: without this, a message can reach the DLQ leaving no trace of why.
+ */
+export const loggingFailures =
+  (logger: Logger, metrics: Metrics, handle: (record: SQSRecord) => Promise<void>) =>
+  async (record: SQSRecord): Promise<void> => {
+    try {
+      await handle(record);
+    } catch (error) {
+      const batchId = batchIdOf(record.body);
+      logger.error('record failed', {
+        messageId: record.messageId,
+        ...(batchId === undefined ? {} : { batchId }),
+        attempt: Number(record.attributes.ApproximateReceiveCount) || 1,
+        error: error instanceof Error ? error : new Error(String(error)),
+      });
+      metrics.addMetric('FailedRecords', MetricUnit.Count, 1);
+      throw error;
+    }
+  };

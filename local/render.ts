@@ -3,6 +3,20 @@ import Table from 'cli-table3';
 import type { HourAggregate } from '../shared/aggregate.ts';
 import type { OrderView } from '../shared/order-state.ts';
 
+/**
+ * Characters that can take over a terminal or disguise text: C0 and C1 controls (ESC, CSI, BEL…),
+ * DEL, bidi marks and overrides, and the line and paragraph separators.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+
+/**
+ * Untrusted text (ids, reject details, bodies) made safe to print: each unsafe character is shown
+ * as a visible `\u{…}` escape instead of acting on the terminal. `--json` output never needs it.
+ */
+export const terminalSafe = (text: string): string =>
+  text.replace(UNSAFE, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}}`);
+
 export const ordersTable = (orders: readonly OrderView[]): string => {
   const table = new Table({
     head: ['order', 'customer', 'status', 'amount', 'currency', 'event time'],
@@ -10,8 +24,8 @@ export const ordersTable = (orders: readonly OrderView[]): string => {
   });
   for (const o of orders)
     table.push([
-      o.orderId,
-      o.customerId,
+      terminalSafe(o.orderId),
+      terminalSafe(o.customerId),
       o.status,
       { hAlign: 'right', content: o.amount },
       o.currency,

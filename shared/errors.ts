@@ -12,6 +12,16 @@ export type RejectReason =
   | 'batch-conflict'
   | 'beyond-retention';
 
+/** Reject details stay short: they are read in terminals and logs; the body is kept whole. */
+export const MAX_DETAIL_CHARACTERS = 1024;
+
+/** Cuts a detail to MAX_DETAIL_CHARACTERS code points (never inside a surrogate pair). */
+export const boundDetail = (detail: string): string => {
+  const points = [...detail];
+  if (points.length <= MAX_DETAIL_CHARACTERS) return detail;
+  return `${points.slice(0, MAX_DETAIL_CHARACTERS).join('')}… (${points.length - MAX_DETAIL_CHARACTERS} more characters; the body is kept whole)`;
+};
+
 /** The message can never succeed: it is quarantined with this reason and acknowledged. */
 export class InvalidMessageError extends Error {
   override readonly name = 'InvalidMessageError';
@@ -19,9 +29,10 @@ export class InvalidMessageError extends Error {
   readonly detail: string;
 
   constructor(reason: RejectReason, detail: string, options?: { cause?: unknown }) {
-    super(`${reason}: ${detail}`, options);
+    const bounded = boundDetail(detail);
+    super(`${reason}: ${bounded}`, options);
     this.reason = reason;
-    this.detail = detail;
+    this.detail = bounded;
   }
 }
 

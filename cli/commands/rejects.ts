@@ -1,34 +1,41 @@
 /** `onceflow rejects`: the quarantine. */
-import { GetObjectCommand } from '@aws-sdk/client-s3';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
+import * as v from 'valibot';
 import { S3Store } from '../../adapters/s3.ts';
+import { terminalSafe } from '../../local/render.ts';
 import { REJECT_PREFIX } from '../../shared/keys.ts';
 import { json, run, target } from '../program.ts';
-import type { Target } from '../target.ts';
+import { CliError, type Target } from '../target.ts';
 
-export interface RejectRecord {
-  readonly key: string;
-  readonly source: string;
-  readonly sentAt: string;
-  readonly reason: string;
-  readonly detail: string;
-  readonly messageId: string;
-  readonly batchId?: string;
-  readonly body: string;
-}
+/** A reject object as the functions write it; S3 content is input too, so it is validated. */
+const RejectSchema = v.object({
+  source: v.string(),
+  sentAt: v.string(),
+  reason: v.string(),
+  detail: v.string(),
+  messageId: v.string(),
+  batchId: v.optional(v.string()),
+  body: v.string(),
+});
+
+export type RejectRecord = v.InferOutput<typeof RejectSchema> & { readonly key: string };
 
 export const listRejects = async (target: Target): Promise<RejectRecord[]> => {
-  const bucket = target.output('BucketName');
-  const keys = await new S3Store(target.clients.s3, bucket).listKeys(REJECT_PREFIX);
+  const store = new S3Store(target.clients.s3, target.output('BucketName'));
+  const keys = await store.listKeys(REJECT_PREFIX);
   return Promise.all(
     keys.map(async (key) => {
-      const out = await target.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      const record = JSON.parse((await out.Body?.transformToString()) ?? '{}') as Omit<
-        RejectRecord,
-        'key'
-      >;
-      return { key, ...record };
+      const text = (await store.getText(key)) ?? '';
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch (error) {
+        throw new CliError(`${key} is not JSON`, { cause: error });
+      }
+      const result = v.safeParse(RejectSchema, json);
+      if (!result.success) throw new CliError(`${key} is not a reject record`);
+      return { key, ...result.output };
     }),
   );
 };
@@ -53,7 +60,11 @@ export const register = (program: Command): void => {
           wordWrap: true,
         });
         for (const r of rejects)
-          table.push([r.sentAt, r.source, r.reason, r.batchId ?? '', r.messageId, r.detail]);
+          table.push(
+            [r.sentAt, r.source, r.reason, r.batchId ?? '', r.messageId, r.detail].map(
+              terminalSafe,
+            ),
+          );
         console.log(`${table.toString()}\n${rejects.length} quarantined`);
         return 0;
       }),

@@ -254,6 +254,46 @@ describe('onceflow against the local stack', () => {
   });
 });
 
+describe('untrusted text in the terminal', () => {
+  it('prints hostile keys, details and ids escaped in rejects and orders, and exactly in --json', async () => {
+    await using s = await stack();
+    // An unknown key that would retitle and clear the terminal, and one far too long for a detail.
+    const hostileKey = '\u001b]0;pwned\u0007\u001b[2J';
+    const [first = '{}'] = seedBatches();
+    const bad = { ...JSON.parse(first), batchId: 'hostile-1', [hostileKey]: 1 };
+    const long = { ...JSON.parse(first), batchId: 'hostile-2', ['k'.repeat(5000)]: 1 };
+    // Valid under the contract: C1 and bidi characters are not C0 controls.
+    const event = { ...JSON.parse(first).events[0], customerId: 'C\u009b2J\u202eevil' };
+    const sneaky = { batchId: 'hostile-3', events: [event] };
+    const file = join(dir, 'hostile.ndjson');
+    writeFileSync(file, [bad, long, sneaky].map((b) => JSON.stringify(b)).join('\n'));
+    expect((await s.cli('send', file)).code).toBe(0);
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+
+    const rejects = await s.cli('rejects');
+    for (const c of ['\u001b', '\u0007', '\u009b', '\u202e'])
+      expect(rejects.stdout).not.toContain(c);
+    expect(rejects.stdout).toContain('\\u{001b}]0;pwned\\u{0007}');
+    const records = JSON.parse((await s.cli('rejects', '--json')).stdout) as {
+      detail: string;
+      body: string;
+    }[];
+    const hostile = records.find((r) => r.body === JSON.stringify(bad));
+    expect(hostile?.detail).toContain(hostileKey);
+    expect(hostile?.body).toBe(JSON.stringify(bad));
+    const bounded = records.find((r) => r.body === JSON.stringify(long));
+    expect(bounded?.detail.length).toBeLessThan(1200);
+    expect(bounded?.detail).toContain('the body is kept whole');
+    expect(bounded?.body).toBe(JSON.stringify(long));
+
+    const orders = await s.cli('orders');
+    for (const c of ['\u009b', '\u202e']) expect(orders.stdout).not.toContain(c);
+    expect(orders.stdout).toContain('C\\u{009b}2J\\u{202e}evil');
+    const exact = JSON.parse((await s.cli('orders', '--json')).stdout) as { customerId: string }[];
+    expect(exact.map((o) => o.customerId)).toContain('C\u009b2J\u202eevil');
+  });
+});
+
 describe('onceflow generate', () => {
   const generate = (seed: string) =>
     onceflow([
