@@ -275,6 +275,15 @@ export class DynamoLedger implements Ledger {
   }
 }
 
+const toOrderView = (item: Item): OrderView => ({
+  orderId: readString(item, 'orderId'),
+  customerId: readString(item, 'customerId'),
+  status: readString(item, 'status'),
+  amount: readString(item, 'amount'),
+  currency: readString(item, 'currency'),
+  eventTime: readString(item, 'eventTime'),
+});
+
 export class DynamoOrderStore implements OrderStore {
   readonly #client: DynamoDBClient;
   readonly #table: string;
@@ -302,6 +311,18 @@ export class DynamoOrderStore implements OrderStore {
     }
   }
 
+  /** One order's current state (a GetItem), or undefined when the order is unknown. */
+  async getOrder(orderId: string): Promise<OrderView | undefined> {
+    const out = await this.#client.send(
+      new GetItemCommand({
+        TableName: this.#table,
+        Key: keyOf(orderKey(orderId)),
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item ? toOrderView(out.Item) : undefined;
+  }
+
   /** Every order's current state, sorted by order id (a scan: for operators, not hot paths). */
   async listOrders(): Promise<OrderView[]> {
     const orders: OrderView[] = [];
@@ -316,16 +337,7 @@ export class DynamoOrderStore implements OrderStore {
           ...(startKey ? { ExclusiveStartKey: startKey } : {}),
         }),
       );
-      for (const item of page.Items ?? []) {
-        orders.push({
-          orderId: readString(item, 'orderId'),
-          customerId: readString(item, 'customerId'),
-          status: readString(item, 'status'),
-          amount: readString(item, 'amount'),
-          currency: readString(item, 'currency'),
-          eventTime: readString(item, 'eventTime'),
-        });
-      }
+      for (const item of page.Items ?? []) orders.push(toOrderView(item));
       startKey = page.LastEvaluatedKey;
     } while (startKey);
     return orders.sort((a, b) => (a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0));

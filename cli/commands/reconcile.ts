@@ -5,7 +5,7 @@ import { DynamoCounterReader } from '../../adapters/dynamo.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { planHour, publishHour } from '../../shared/aggregator.ts';
 import { hoursBetween, parseHour } from '../../shared/time.ts';
-import { run, target } from '../program.ts';
+import { json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
 import { aggregatorPortsFor, type Interval, parseInterval } from './interval.ts';
 
@@ -117,15 +117,20 @@ export const register = (program: Command): void => {
       '--dry-run',
       'print the plan (write / delete / unchanged per hour) without changing anything',
     )
+    .option('--json', 'print the plan as JSON: [{hour, action, events, revision, storedRevision}]')
     .addHelpText(
       'after',
       '\nExample:\n  npx onceflow reconcile --from 2026-10-01 --to 2026-10-02 --dry-run',
     )
     .action(
-      run(async (o: { from: string; to: string; dryRun?: boolean }) => {
+      run(async (o: { from: string; to: string; dryRun?: boolean; json?: boolean }) => {
         const interval = parseInterval(o.from, o.to, true);
         if (!interval) return 1;
         const plans = await reconcile(await target(), interval, o.dryRun ?? false);
+        if (o.json) {
+          json(plans);
+          return 0;
+        }
         const table = new Table({
           head: ['hour', o.dryRun ? 'plan' : 'done', 'events', 'revision (S3 → DynamoDB)'],
           style: { head: [], border: [], compact: true },
@@ -151,13 +156,18 @@ export const register = (program: Command): void => {
     .description('check every S3 hour object against DynamoDB; exit 1 on any difference')
     .option('--from <time>', 'first hour (inclusive)')
     .option('--to <time>', 'end hour (exclusive)')
+    .option('--json', 'print {checked, differences: [{hour, problem, detail}]}')
     .addHelpText('after', '\nExample:\n  npx onceflow verify --from 2026-10-01 --to 2026-10-02')
     .action(
-      run(async (o: { from?: string; to?: string }) => {
+      run(async (o: { from?: string; to?: string; json?: boolean }) => {
         const { checked, differences } = await verify(
           await target(),
           parseInterval(o.from, o.to, false),
         );
+        if (o.json) {
+          json({ checked, differences });
+          return differences.length === 0 ? 0 : 1;
+        }
         for (const d of differences) console.log(`${d.hour}  ${d.problem}: ${d.detail}`);
         console.log(`${checked} hours checked, ${differences.length} differences`);
         return differences.length === 0 ? 0 : 1;

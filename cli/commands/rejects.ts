@@ -5,6 +5,7 @@ import * as v from 'valibot';
 import { S3Store } from '../../adapters/s3.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { REJECT_PREFIX } from '../../shared/keys.ts';
+import { parseEventTime } from '../../shared/time.ts';
 import { json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 
@@ -40,15 +41,32 @@ export const listRejects = async (target: Target): Promise<RejectRecord[]> => {
   );
 };
 
+/** `--since`: a date (`2026-10-01`) or an RFC 3339 time, as epoch milliseconds. */
+const sinceMs = (text: string): number => {
+  const instant = parseEventTime(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
+  if (!instant) throw new CliError(`--since ${text}: give a date (2026-10-01) or an RFC 3339 time`);
+  return instant.epochMs;
+};
+
 export const register = (program: Command): void => {
   program
     .command('rejects')
     .description('the quarantined messages and why')
     .option('--json', 'print JSON, raw bodies included')
-    .addHelpText('after', '\nExample:\n  npx onceflow rejects')
+    .option('--reason <reason>', 'only this reason (e.g. schema-violation, batch-conflict)')
+    .option('--since <time>', 'only messages sent at or after this RFC 3339 time or date')
+    .addHelpText(
+      'after',
+      '\nExample:\n  npx onceflow rejects\n  npx onceflow rejects --reason batch-conflict --since 2026-10-01',
+    )
     .action(
-      run(async (o: { json?: boolean }) => {
-        const rejects = await listRejects(await target());
+      run(async (o: { json?: boolean; reason?: string; since?: string }) => {
+        const since = o.since === undefined ? undefined : sinceMs(o.since);
+        const rejects = (await listRejects(await target())).filter(
+          (r) =>
+            (o.reason === undefined || r.reason === o.reason) &&
+            (since === undefined || Date.parse(r.sentAt) >= since),
+        );
         if (o.json) {
           json(rejects);
           return 0;

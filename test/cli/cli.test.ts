@@ -210,6 +210,17 @@ describe('onceflow against the local stack', () => {
     expect(verified.stdout).toContain('2026-10-01T11:00:00Z  missing-object');
     expect(verified.stdout).toContain('2026-10-01T15:00:00Z  orphan-object');
     expect(verified.stdout).toContain('2026-10-02T15:00:00Z  orphan-object');
+    const verifiedJson = await s.cli('verify', '--json');
+    expect(verifiedJson.code).toBe(1);
+    const report = JSON.parse(verifiedJson.stdout) as {
+      checked: number;
+      differences: { hour: string; problem: string }[];
+    };
+    expect(report.differences.map((d) => [d.hour, d.problem])).toEqual([
+      ['2026-10-01T11:00:00Z', 'missing-object'],
+      ['2026-10-01T15:00:00Z', 'orphan-object'],
+      ['2026-10-02T15:00:00Z', 'orphan-object'],
+    ]);
 
     const plan = await s.cli(
       'reconcile',
@@ -222,6 +233,23 @@ describe('onceflow against the local stack', () => {
     expect(plan.stdout).toMatch(/2026-10-01T11:00:00Z │ write/);
     expect(plan.stdout).toMatch(/2026-10-01T15:00:00Z │ delete/);
     expect(plan.stdout).toContain('would write 1, would delete 1, unchanged 3');
+    const planJson = JSON.parse(
+      (
+        await s.cli(
+          'reconcile',
+          '--from',
+          '2026-10-01',
+          '--to',
+          '2026-10-02',
+          '--dry-run',
+          '--json',
+        )
+      ).stdout,
+    ) as { hour: string; action: string }[];
+    expect(planJson.filter((p) => p.action !== 'unchanged')).toMatchObject([
+      { hour: '2026-10-01T11:00:00Z', action: 'write' },
+      { hour: '2026-10-01T15:00:00Z', action: 'delete' },
+    ]);
     expect((await s.cli('verify')).code).toBe(1);
 
     const done = await s.cli('reconcile', '--from', '2026-10-01', '--to', '2026-10-02');
@@ -247,6 +275,17 @@ describe('onceflow against the local stack', () => {
     }[];
     expect(rejects.map((r) => r.reason).sort()).toEqual(['invalid-json', 'schema-violation']);
     expect((await s.cli('rejects')).stdout).toContain('2 quarantined');
+    const byReason = await s.cli('rejects', '--json', '--reason', 'invalid-json');
+    expect((JSON.parse(byReason.stdout) as { reason: string }[]).map((r) => r.reason)).toEqual([
+      'invalid-json',
+    ]);
+    expect((await s.cli('rejects', '--since', '2999-01-01')).stdout).toContain('0 quarantined');
+    expect((await s.cli('rejects', '--since', '2000-01-01')).stdout).toContain('2 quarantined');
+    const one = JSON.parse((await s.cli('orders', '--json', '--order-id', '1001')).stdout);
+    expect(one).toEqual(expectedOrders().filter((o) => o.orderId === '1001'));
+    const unknown = await s.cli('orders', '--order-id', 'no-such-order');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no order no-such-order');
     const status = await s.cli('status');
     expect(status.stdout).toMatch(
       /ledger: 4 batches applied, 0 pending; duplicates recognised: \S+; conflicts: 0; rejects: 2/,
