@@ -1,6 +1,8 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -14,6 +16,8 @@ export interface PipelineAlarmsProps {
   readonly email?: string;
   /** Alarm when the oldest message is older than this. Default 5 minutes. */
   readonly maxMessageAge?: Duration;
+  /** What happens to the topic's key when the stack goes. Default RETAIN. */
+  readonly removalPolicy?: RemovalPolicy;
 }
 
 /** Messages in a DLQ, a growing backlog, function errors and throttles. */
@@ -64,7 +68,23 @@ export class PipelineAlarms extends Construct {
       });
     }
     if (props.email) {
-      this.topic = new Topic(this, 'Topic', { enforceSSL: true });
+      // Encrypted at rest with a key of the stack's own: the AWS-managed SNS key's policy does not
+      // let CloudWatch publish, so alarms would fail to notify silently.
+      const key = new Key(this, 'TopicKey', {
+        description: 'onceflow alarm topic',
+        enableKeyRotation: true,
+        removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+      });
+      key.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'CloudWatchAlarmsPublish',
+          principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          // In a key policy, `*` is this key.
+          resources: ['*'],
+        }),
+      );
+      this.topic = new Topic(this, 'Topic', { enforceSSL: true, masterKey: key });
       this.topic.addSubscription(new EmailSubscription(props.email));
       for (const alarm of this.alarms) alarm.addAlarmAction(new SnsAction(this.topic));
     }

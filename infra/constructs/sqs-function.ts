@@ -1,4 +1,5 @@
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -53,8 +54,23 @@ export class SqsFunction extends Construct {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: props.removalPolicy,
     });
+    // Its own role, allowed to write to its own log group and nothing else: the managed
+    // AWSLambdaBasicExecutionRole would allow log writes to every log group of the account.
+    const role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `${id}: its own log group, plus the calls the stack grants it`,
+    });
+    role.addToPolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        // The log group's ARN attribute ends in `:*`: its streams.
+        resources: [logGroup.logGroupArn],
+      }),
+    );
     this.fn = new NodejsFunction(this, 'Function', {
       entry: props.entry,
+      role,
       handler: 'handler',
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
