@@ -10,12 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import {
-  DynamoDBClient,
-  PutItemCommand,
-  ScanCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -31,12 +26,11 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
 import { drainQueue } from '../../local/sqs-poller.ts';
 import { provisionStackCopy, type StackCopy } from '../../local/stack-copy.ts';
-import { mapLimit } from '../../shared/concurrency.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
 import { FaultInjector, InjectedCrash } from '../faults.ts';
-import type { GeneratedEvent } from '../generate.ts';
 import type { ModelHour } from '../model.ts';
 import { CapacityMeter } from './meter.ts';
+import { naiveState, naiveWrites, parseBatch } from './naive.ts';
 import { createBaselineTable } from './tables.ts';
 
 export interface Message {
@@ -89,7 +83,6 @@ const config = (endpoint: string) => ({
 });
 const unique = (prefix: string) =>
   `${prefix}-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
-const _QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:orders';
 
 const createTable = createBaselineTable;
 
@@ -204,110 +197,6 @@ export const onceflowApproach = (endpoint: string, assemblyDir: string): Approac
     };
   },
 });
-
-// ---------------------------------------------------------------- the naive writes, shared by both baselines
-
-interface Batch {
-  readonly batchId: string;
-  readonly events: readonly GeneratedEvent[];
-}
-
-const hourOf = (time: string) => `${new Date(Date.parse(time)).toISOString().slice(0, 13)}:00:00Z`;
-const cents = (amount: string) => {
-  const [w = '0', f = ''] = amount.split('.');
-  return BigInt(w) * 100n + BigInt(f.padEnd(2, '0'));
-};
-
-/** One unconditional PutItem per event (last writer wins), then one plain ADD per counter cell. */
-const naiveWrites = async (dynamo: DynamoDBClient, table: string, batch: Batch) => {
-  // As many writes in flight as onceflow allows itself, so throughput compares fairly.
-  await mapLimit(batch.events, 16, (e) =>
-    dynamo.send(
-      new PutItemCommand({
-        TableName: table,
-        Item: {
-          pk: { S: `naive-order|${e.orderId}` },
-          sk: { S: 'STATE' },
-          orderId: { S: e.orderId },
-          customerId: { S: e.customerId },
-          status: { S: e.status },
-          amount: { S: e.amount },
-          currency: { S: e.currency },
-          eventTime: { S: e.eventTime },
-        },
-      }),
-    ),
-  );
-  const cells = new Map<string, { hour: string; key: string; n: number; minor: bigint }>();
-  for (const e of batch.events) {
-    const hour = hourOf(e.eventTime);
-    const key = `${e.status}#${e.currency}`;
-    const cell = cells.get(`${hour}|${key}`) ?? { hour, key, n: 0, minor: 0n };
-    cell.n++;
-    cell.minor += cents(e.amount);
-    cells.set(`${hour}|${key}`, cell);
-  }
-  await mapLimit([...cells.values()], 16, (cell) =>
-    dynamo.send(
-      new UpdateItemCommand({
-        TableName: table,
-        Key: { pk: { S: `CELL#${cell.hour}` }, sk: { S: cell.key } },
-        UpdateExpression: 'ADD n :n, a :a',
-        ExpressionAttributeValues: {
-          ':n': { N: String(cell.n) },
-          ':a': { N: cell.minor.toString() },
-        },
-      }),
-    ),
-  );
-};
-
-/** Reads the naive layout back into the model's shape. */
-const naiveState = async (dynamo: DynamoDBClient, table: string): Promise<PassState> => {
-  const items: Record<string, { S?: string; N?: string }>[] = [];
-  let startKey: Record<string, never> | undefined;
-  do {
-    const page = await dynamo.send(
-      new ScanCommand({ TableName: table, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }),
-    );
-    items.push(...((page.Items ?? []) as typeof items));
-    startKey = page.LastEvaluatedKey as typeof startKey;
-  } while (startKey);
-  const orders = items
-    .filter((i) => i.pk?.S?.startsWith('naive-order|'))
-    .map((i) => ({
-      orderId: i.orderId?.S ?? '',
-      customerId: i.customerId?.S ?? '',
-      status: i.status?.S ?? '',
-      amount: i.amount?.S ?? '',
-      currency: i.currency?.S ?? '',
-      eventTime: i.eventTime?.S ?? '',
-    }))
-    .sort((a, b) => (a.orderId < b.orderId ? -1 : 1));
-  const hours = new Map<string, ModelHour>();
-  for (const i of items
-    .filter((x) => x.pk?.S?.startsWith('CELL#'))
-    .sort((a, b) => `${a.pk?.S}${a.sk?.S}`.localeCompare(`${b.pk?.S}${b.sk?.S}`))) {
-    const hour = (i.pk?.S ?? '').slice(5);
-    const [status = '', currency = ''] = (i.sk?.S ?? '').split('#');
-    const h = hours.get(hour) ?? { hour, events: 0, byStatus: {} };
-    const n = Number(i.n?.N ?? 0);
-    const minor = BigInt(i.a?.N ?? 0);
-    const s = h.byStatus[status] ?? { events: 0, amounts: {} };
-    s.events += n;
-    s.amounts[currency] = `${minor / 100n}.${(minor % 100n).toString().padStart(2, '0')}`;
-    h.byStatus[status] = s;
-    hours.set(hour, { ...h, events: h.events + n });
-  }
-  return { orders, hourly: [...hours.values()].sort((a, b) => (a.hour < b.hour ? -1 : 1)) };
-};
-
-const parseBatch = (body: string): Batch => {
-  const value: unknown = JSON.parse(body);
-  if (typeof value !== 'object' || value === null || !('batchId' in value) || !('events' in value))
-    throw new Error('not a batch');
-  return value as Batch;
-};
 
 export const naiveApproach = (endpoint: string, assemblyDir: string): Approach => ({
   name: 'naive',
