@@ -5,10 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  type AttributeValue,
   ConditionalCheckFailedException,
   type DynamoDBClient,
-  GetItemCommand,
   PutItemCommand,
   QueryCommand,
   ScanCommand,
@@ -24,22 +22,22 @@ import type { BatchPlan, ClaimResult, Ledger, LedgerEntry, OrderStore } from '..
 
 import type { OrderView } from '../shared/order-state.ts';
 import type { OrderEvent } from '../shared/schema.ts';
-
-type Item = Record<string, AttributeValue>;
-
-/*
- * The item layout: one table keyed (pk, sk). Nothing outside this adapter spells a key or an
- * attribute name; other code asks the methods below.
- */
-const LEDGER_SK = 'LEDGER';
-const ORDER_SK = 'STATE';
-const ORDER_PK_PREFIX = 'ORDER#';
-const BATCH_PK_PREFIX = 'BATCH#';
-const HOUR_PK_PREFIX = 'HOUR#';
-const ledgerKey = (batchId: string) => ({ pk: `${BATCH_PK_PREFIX}${batchId}`, sk: LEDGER_SK });
-const orderKey = (orderId: string) => ({ pk: `${ORDER_PK_PREFIX}${orderId}`, sk: ORDER_SK });
-/** Counter items of one hour share a partition, so one query reads the whole hour. */
-const hourPartition = (hour: string) => `${HOUR_PK_PREFIX}${hour}`;
+import {
+  BATCH_PK_PREFIX,
+  getItem,
+  HOUR_PK_PREFIX,
+  hourPartition,
+  type Item,
+  keyOf,
+  ledgerKey,
+  N,
+  ORDER_PK_PREFIX,
+  orderKey,
+  readInteger,
+  readString,
+  S,
+  scanPrefix,
+} from './dynamo-items.ts';
 
 /**
  * Whether a DynamoDB request (its input) touches this batch's ledger entry: the claim and every
@@ -49,22 +47,6 @@ export const touchesLedgerOf =
   (batchId: string) =>
   (input: unknown): boolean =>
     JSON.stringify(input).includes(JSON.stringify(ledgerKey(batchId).pk));
-
-const S = (value: string): AttributeValue => ({ S: value });
-const N = (value: number | bigint): AttributeValue => ({ N: value.toString() });
-const keyOf = (key: { pk: string; sk: string }): Item => ({ pk: S(key.pk), sk: S(key.sk) });
-
-const readString = (item: Item, name: string): string => {
-  const value = item[name]?.S;
-  if (value === undefined) throw new TypeError(`item ${item.pk?.S}: ${name} is not a string`);
-  return value;
-};
-
-const readInteger = (item: Item, name: string): bigint => {
-  const value = item[name]?.N;
-  if (value === undefined) throw new TypeError(`item ${item.pk?.S}: ${name} is not a number`);
-  return BigInt(value);
-};
 
 const toLedgerEntry = (item: Item): LedgerEntry => ({
   digest: readString(item, 'digest'),
@@ -170,32 +152,6 @@ export const orderItem = (event: OrderEvent, batchId: string): Item => ({
   batchId: S(batchId),
 });
 
-/** Every item whose key starts with `prefix`, projected (a scan: for operators and tests). */
-const scanPrefix = async (
-  client: DynamoDBClient,
-  table: string,
-  prefix: string,
-  attributes: readonly string[] = [],
-): Promise<Item[]> => {
-  const items: Item[] = [];
-  let startKey: Item | undefined;
-  do {
-    const page = await client.send(
-      new ScanCommand({
-        TableName: table,
-        ConsistentRead: true,
-        FilterExpression: 'begins_with(pk, :p)',
-        ExpressionAttributeValues: { ':p': S(prefix) },
-        ProjectionExpression: ['pk', ...attributes].join(', '),
-        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
-};
-
 export class DynamoLedger implements Ledger {
   readonly #client: DynamoDBClient;
   readonly #table: string;
@@ -207,14 +163,8 @@ export class DynamoLedger implements Ledger {
 
   /** A batch's ledger entry, read strongly consistent; undefined if it was never claimed. */
   async entry(batchId: string): Promise<LedgerEntry | undefined> {
-    const out = await this.#client.send(
-      new GetItemCommand({
-        TableName: this.#table,
-        Key: keyOf(ledgerKey(batchId)),
-        ConsistentRead: true,
-      }),
-    );
-    return out.Item ? toLedgerEntry(out.Item) : undefined;
+    const item = await getItem(this.#client, this.#table, ledgerKey(batchId));
+    return item ? toLedgerEntry(item) : undefined;
   }
 
   /** Batch ids whose entry is committed and those still pending (a scan of the ledger). */
@@ -313,14 +263,8 @@ export class DynamoOrderStore implements OrderStore {
 
   /** One order's current state (a GetItem), or undefined when the order is unknown. */
   async getOrder(orderId: string): Promise<OrderView | undefined> {
-    const out = await this.#client.send(
-      new GetItemCommand({
-        TableName: this.#table,
-        Key: keyOf(orderKey(orderId)),
-        ConsistentRead: true,
-      }),
-    );
-    return out.Item ? toOrderView(out.Item) : undefined;
+    const item = await getItem(this.#client, this.#table, orderKey(orderId));
+    return item ? toOrderView(item) : undefined;
   }
 
   /** Every order's current state, sorted by order id (a scan: for operators, not hot paths). */

@@ -1,0 +1,80 @@
+/**
+ * The item layout of onceflow's one table, keyed (pk, sk): key prefixes, attribute codecs and
+ * the plain reads. Only the DynamoDB adapter uses it; nothing outside adapters/ spells a key or
+ * an attribute name.
+ */
+import {
+  type AttributeValue,
+  type DynamoDBClient,
+  GetItemCommand,
+  ScanCommand,
+} from '@aws-sdk/client-dynamodb';
+
+export type Item = Record<string, AttributeValue>;
+
+const LEDGER_SK = 'LEDGER';
+const ORDER_SK = 'STATE';
+export const ORDER_PK_PREFIX = 'ORDER#';
+export const BATCH_PK_PREFIX = 'BATCH#';
+export const HOUR_PK_PREFIX = 'HOUR#';
+export const ledgerKey = (batchId: string) => ({
+  pk: `${BATCH_PK_PREFIX}${batchId}`,
+  sk: LEDGER_SK,
+});
+export const orderKey = (orderId: string) => ({ pk: `${ORDER_PK_PREFIX}${orderId}`, sk: ORDER_SK });
+/** Counter items of one hour share a partition, so one query reads the whole hour. */
+export const hourPartition = (hour: string) => `${HOUR_PK_PREFIX}${hour}`;
+
+export const S = (value: string): AttributeValue => ({ S: value });
+export const N = (value: number | bigint): AttributeValue => ({ N: value.toString() });
+export const keyOf = (key: { pk: string; sk: string }): Item => ({ pk: S(key.pk), sk: S(key.sk) });
+
+export const readString = (item: Item, name: string): string => {
+  const value = item[name]?.S;
+  if (value === undefined) throw new TypeError(`item ${item.pk?.S}: ${name} is not a string`);
+  return value;
+};
+
+export const readInteger = (item: Item, name: string): bigint => {
+  const value = item[name]?.N;
+  if (value === undefined) throw new TypeError(`item ${item.pk?.S}: ${name} is not a number`);
+  return BigInt(value);
+};
+
+/** One item, read strongly consistent; undefined when there is none. */
+export const getItem = async (
+  client: DynamoDBClient,
+  table: string,
+  key: { pk: string; sk: string },
+): Promise<Item | undefined> =>
+  (
+    await client.send(
+      new GetItemCommand({ TableName: table, Key: keyOf(key), ConsistentRead: true }),
+    )
+  ).Item;
+
+/** Every item whose key starts with `prefix`, projected (a scan: for operators and tests). */
+export const scanPrefix = async (
+  client: DynamoDBClient,
+  table: string,
+  prefix: string,
+  attributes: readonly string[] = [],
+): Promise<Item[]> => {
+  const items: Item[] = [];
+  let startKey: Item | undefined;
+  do {
+    const page = await client.send(
+      new ScanCommand({
+        TableName: table,
+        ConsistentRead: true,
+        FilterExpression: 'begins_with(pk, :p)',
+        ExpressionAttributeValues: { ':p': S(prefix) },
+        ProjectionExpression: ['pk', ...attributes].join(', '),
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+};
