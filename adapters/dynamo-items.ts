@@ -78,3 +78,32 @@ export const scanPrefix = async (
   } while (startKey);
   return items;
 };
+
+/** A number's size as DynamoDB counts it: about one byte per two significant digits, plus one. */
+const numberBytes = (n: string) =>
+  Math.ceil(
+    n
+      .replace(/^-/, '')
+      .replace(/^0+(?=\d)/, '')
+      .replace('.', '').length / 2,
+  ) + 1;
+
+const valueBytes = (value: AttributeValue): number => {
+  if (value.S !== undefined) return Buffer.byteLength(value.S);
+  if (value.N !== undefined) return numberBytes(value.N);
+  if (value.B !== undefined) return value.B.length;
+  if (value.BOOL !== undefined || value.NULL !== undefined) return 1;
+  if (value.NS) return value.NS.reduce((s, n) => s + numberBytes(n), 0);
+  if (value.SS) return value.SS.reduce((s, t) => s + Buffer.byteLength(t), 0);
+  // Maps and lists: 3 bytes, plus each element's name and value and 1 byte per element.
+  if (value.M) return 3 + itemBytes(value.M) + Object.keys(value.M).length;
+  if (value.L) return 3 + value.L.reduce((s, v) => s + valueBytes(v) + 1, 0);
+  return 0;
+};
+
+/** An item's size as DynamoDB counts it for its 400 KB limit and for billing: names plus values. */
+export const itemBytes = (item: Item | undefined): number =>
+  Object.entries(item ?? {}).reduce(
+    (s, [name, value]) => s + Buffer.byteLength(name) + valueBytes(value),
+    0,
+  );

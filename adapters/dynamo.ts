@@ -9,7 +9,6 @@ import {
   type DynamoDBClient,
   PutItemCommand,
   QueryCommand,
-  ScanCommand,
   TransactionCanceledException,
   type TransactWriteItem,
   TransactWriteItemsCommand,
@@ -18,10 +17,7 @@ import {
 import type { Cell, CounterDelta, CounterShard } from '../shared/aggregate.ts';
 import type { CounterReader } from '../shared/aggregator.ts';
 import { RetryableError } from '../shared/errors.ts';
-import type { BatchPlan, ClaimResult, Ledger, LedgerEntry, OrderStore } from '../shared/ingest.ts';
-
-import type { OrderView } from '../shared/order-state.ts';
-import type { OrderEvent } from '../shared/schema.ts';
+import type { BatchPlan, ClaimResult, Ledger, LedgerEntry } from '../shared/ingest.ts';
 import {
   BATCH_PK_PREFIX,
   getItem,
@@ -31,8 +27,6 @@ import {
   keyOf,
   ledgerKey,
   N,
-  ORDER_PK_PREFIX,
-  orderKey,
   readInteger,
   readString,
   S,
@@ -50,6 +44,7 @@ export const touchesLedgerOf =
 
 const toLedgerEntry = (item: Item): LedgerEntry => ({
   digest: readString(item, 'digest'),
+  archiveKey: readString(item, 'archiveKey'),
   parts: Number(readInteger(item, 'parts')),
   doneParts: new Set((item.doneParts?.NS ?? []).map(Number)),
 });
@@ -99,10 +94,11 @@ export const commitPartRequest = (
   table: string,
   plan: BatchPlan,
   part: number,
+  deltas: readonly CounterDelta[],
   token: string,
 ): TransactWriteItemsCommandInput => {
-  const deltas = plan.parts[part];
-  if (!deltas) throw new RangeError(`batch ${plan.batch.batchId} has no part ${part}`);
+  if (part >= plan.parts.length)
+    throw new RangeError(`batch ${plan.batch.batchId} has no part ${part}`);
   return {
     ClientRequestToken: token,
     TransactItems: [
@@ -135,21 +131,6 @@ export const ledgerItem = (plan: BatchPlan, expiresAtSeconds: number | undefined
   events: N(plan.batch.events.length),
   archiveKey: S(plan.archiveKey),
   ...(expiresAtSeconds === undefined ? {} : { expiresAt: N(expiresAtSeconds) }),
-});
-
-/** An order's state item, as its newest event writes it. */
-export const orderItem = (event: OrderEvent, batchId: string): Item => ({
-  ...keyOf(orderKey(event.orderId)),
-  kind: S('order'),
-  orderId: S(event.orderId),
-  customerId: S(event.customerId),
-  status: S(event.status),
-  amount: S(event.amount),
-  currency: S(event.currency),
-  eventTime: S(event.eventTime),
-  eventId: S(event.eventId),
-  t: S(event.instant),
-  batchId: S(batchId),
 });
 
 export class DynamoLedger implements Ledger {
@@ -201,12 +182,16 @@ export class DynamoLedger implements Ledger {
     }
   }
 
-  async commitPart(plan: BatchPlan, part: number): Promise<boolean> {
+  async commitPart(
+    plan: BatchPlan,
+    part: number,
+    deltas: readonly CounterDelta[],
+  ): Promise<boolean> {
     // A fresh token per call: the SDK's own retries of this request share it (so a retry after
     // a lost answer is idempotent), while another delivery of the batch sends its own token and
     // meets the ledger condition instead of a token replay. A token derived from the batch made
     // a concurrent twin's commit "succeed" as a replay, and both reported the batch applied.
-    const request = commitPartRequest(this.#table, plan, part, randomUUID());
+    const request = commitPartRequest(this.#table, plan, part, deltas, randomUUID());
     try {
       await this.#client.send(new TransactWriteItemsCommand(request));
       return true;
@@ -222,69 +207,6 @@ export class DynamoLedger implements Ledger {
         { cause: error },
       );
     }
-  }
-}
-
-const toOrderView = (item: Item): OrderView => ({
-  orderId: readString(item, 'orderId'),
-  customerId: readString(item, 'customerId'),
-  status: readString(item, 'status'),
-  amount: readString(item, 'amount'),
-  currency: readString(item, 'currency'),
-  eventTime: readString(item, 'eventTime'),
-});
-
-export class DynamoOrderStore implements OrderStore {
-  readonly #client: DynamoDBClient;
-  readonly #table: string;
-
-  constructor(client: DynamoDBClient, table: string) {
-    this.#client = client;
-    this.#table = table;
-  }
-
-  async applyNewest(event: OrderEvent, batchId: string): Promise<boolean> {
-    try {
-      await this.#client.send(
-        new PutItemCommand({
-          TableName: this.#table,
-          Item: orderItem(event, batchId),
-          // Newest wins on (event time, event id); an older or equal event is stale.
-          ConditionExpression: 'attribute_not_exists(pk) OR t < :t OR (t = :t AND eventId < :eid)',
-          ExpressionAttributeValues: { ':t': S(event.instant), ':eid': S(event.eventId) },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
-  }
-
-  /** One order's current state (a GetItem), or undefined when the order is unknown. */
-  async getOrder(orderId: string): Promise<OrderView | undefined> {
-    const item = await getItem(this.#client, this.#table, orderKey(orderId));
-    return item ? toOrderView(item) : undefined;
-  }
-
-  /** Every order's current state, sorted by order id (a scan: for operators, not hot paths). */
-  async listOrders(): Promise<OrderView[]> {
-    const orders: OrderView[] = [];
-    let startKey: Item | undefined;
-    do {
-      const page = await this.#client.send(
-        new ScanCommand({
-          TableName: this.#table,
-          ConsistentRead: true,
-          FilterExpression: 'begins_with(pk, :prefix)',
-          ExpressionAttributeValues: { ':prefix': S(ORDER_PK_PREFIX) },
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      for (const item of page.Items ?? []) orders.push(toOrderView(item));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return orders.sort((a, b) => (a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0));
   }
 }
 

@@ -92,11 +92,11 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects {
   }
 
   async put(reject: Reject): Promise<void> {
-    const { source, sentAtMs, ...rest } = reject;
+    const { source, sentAtMs, id, ...rest } = reject;
     await this.#client.send(
       new PutObjectCommand({
         Bucket: this.#bucket,
-        Key: rejectKey(source, sentAtMs, reject.messageId),
+        Key: rejectKey(source, sentAtMs, id ?? reject.messageId),
         Body: JSON.stringify({ source, sentAt: new Date(sentAtMs).toISOString(), ...rest }),
         ContentType: JSON_TYPE,
       }),

@@ -3,7 +3,8 @@ import type { AggregatorPorts } from '../shared/aggregator.ts';
 import type { AggregateConfig, IngestConfig } from '../shared/config.ts';
 import type { IngestPorts, IngestSettings } from '../shared/ingest.ts';
 import type { AwsClients } from './clients.ts';
-import { DynamoCounterReader, DynamoLedger, DynamoOrderStore } from './dynamo.ts';
+import { DynamoCounterReader, DynamoLedger } from './dynamo.ts';
+import { DynamoOrderStore } from './dynamo-orders.ts';
 import { S3Store } from './s3.ts';
 import { SqsHourNotifier } from './sqs.ts';
 

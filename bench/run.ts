@@ -1,20 +1,21 @@
 /**
  * `npm run bench -- [--events N] [--batch-size n]`: cost per event and throughput of onceflow
- * against a naive writer and Powertools idempotency, on DynamoDB Local, with the same workload,
- * plus bundle sizes and init times. Prints a table; writes bench/results.json.
+ * against a naive writer and Powertools idempotency (per message and per event), on DynamoDB
+ * Local, with the same workload in four passes (clean, redelivered batches, crashes, events
+ * re-sent in new batches), plus bundle sizes and init times. Prints a table; writes
+ * bench/results.json.
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Table from 'cli-table3';
 import { Command } from 'commander';
+import { type Approach, onceflowApproach, type PassState } from '../harness/bench/approaches.ts';
 import {
-  type Approach,
   naiveApproach,
-  onceflowApproach,
-  type PassState,
   powertoolsApproach,
-} from '../harness/bench/approaches.ts';
+  powertoolsPerEventApproach,
+} from '../harness/bench/baselines.ts';
 import { measureFunctions } from '../harness/bench/functions.ts';
 import { buildWorkload } from '../harness/bench/workload.ts';
 import { referenceModel } from '../harness/model.ts';
@@ -31,6 +32,8 @@ const program = new Command('npm run bench --')
   .option('--seed <n>', 'workload seed', Number, 1)
   .option('--duplicate-share <r>', 'share of batches delivered twice', Number, 0.2)
   .option('--crash-share <r>', 'share of batches crashed after their writes', Number, 0.05)
+  .option('--rebatch-share <r>', 'share of events re-sent in new batches', Number, 0.2)
+  .option('--conflict-share <r>', 'share of re-sent events with other content', Number, 0.1)
   .option('--out <file>', 'results file', join(import.meta.dirname, 'results.json'))
   .parse();
 const o = program.opts<{
@@ -39,6 +42,8 @@ const o = program.opts<{
   seed: number;
   duplicateShare: number;
   crashShare: number;
+  rebatchShare: number;
+  conflictShare: number;
   out: string;
 }>();
 
@@ -48,25 +53,32 @@ const workload = buildWorkload({
   seed: o.seed,
   duplicateShare: o.duplicateShare,
   crashShare: o.crashShare,
+  rebatchShare: o.rebatchShare,
+  conflictShare: o.conflictShare,
 });
 const model = referenceModel(workload.batches);
+const rebatchModel = referenceModel([...workload.batches, ...workload.resent]);
 const expectedEvents = model.hourly.reduce((s, h) => s + h.events, 0);
 console.error(
   `workload: ${workload.events} events in ${workload.batches.length} batches of ${o.batchSize} over ${workload.hours} hours; ` +
-    `duplicate pass +${workload.duplicated} batches; crash pass ${workload.crashBatches.size} crashes`,
+    `duplicate pass +${workload.duplicated} batches; crash pass ${workload.crashBatches.size} crashes; ` +
+    `re-batch pass +${workload.resentEvents} events re-sent in ${workload.resent.length} new batches, ${rebatchModel.conflicts} with other content`,
 );
 
 /** How a pass's end state differs from the model: double counts and wrong orders. */
-const compare = (state: PassState) => {
+const compare = (state: PassState, expectedConflicts: number) => {
   const counted = state.hourly.reduce((s, h) => s + h.events, 0);
   const expectedOrders = new Map(model.orders.map((x) => [x.orderId, JSON.stringify(x)]));
   const staleOrders = state.orders.filter(
     (x) => expectedOrders.get(x.orderId) !== JSON.stringify(x),
   ).length;
+  // A re-batch pass must also report every conflicting re-send, where the approach can.
+  const conflictsReported = state.conflictsReported;
   const exact =
     JSON.stringify(state.hourly) === JSON.stringify(model.hourly) &&
-    JSON.stringify(state.orders) === JSON.stringify(model.orders);
-  return { exact, doubleCountedEvents: counted - expectedEvents, staleOrders };
+    JSON.stringify(state.orders) === JSON.stringify(model.orders) &&
+    (conflictsReported === undefined || conflictsReported === expectedConflicts);
+  return { exact, doubleCountedEvents: counted - expectedEvents, staleOrders, conflictsReported };
 };
 
 // Every approach runs on a copy of the synthesized stack: its queue, and for onceflow its table,
@@ -80,6 +92,7 @@ try {
     onceflowApproach(emulators.endpoint, assemblyDir),
     naiveApproach(emulators.endpoint, assemblyDir),
     powertoolsApproach(emulators.endpoint, assemblyDir),
+    powertoolsPerEventApproach(emulators.endpoint, assemblyDir),
   ];
   for (const approach of approaches) {
     const clean = await approach.runPass(workload.clean, {});
@@ -88,21 +101,31 @@ try {
     console.error(`${approach.name}: duplicate pass done`);
     const crash = await approach.runPass(workload.clean, { crashBatches: workload.crashBatches });
     console.error(`${approach.name}: crash pass done`);
+    const rebatch = await approach.runPass(workload.rebatch, {});
+    console.error(`${approach.name}: re-batch pass done`);
     const perEvent = (n: number) => Number((n / workload.events).toFixed(4));
-    const passes = { clean, duplicates, crash };
+    const passes = { clean, duplicates, crash, rebatch };
     const checks = Object.fromEntries(
-      Object.entries(passes).map(([name, p]) => [name, compare(p.state)]),
+      Object.entries(passes).map(([name, p]) => [
+        name,
+        compare(p.state, name === 'rebatch' ? rebatchModel.conflicts : 0),
+      ]),
     );
     results[approach.name] = {
       writeUnitsPerEvent: perEvent(clean.measure.writeUnits),
       readUnitsPerEvent: perEvent(clean.measure.readUnits),
       requestsPerEvent: perEvent(clean.measure.requests),
       eventsPerSecond: Math.round(workload.events / (clean.measure.ingestMs / 1000)),
+      // The second wave holds only the redelivered batches (or the re-sent events).
       writeUnitsPerRedeliveredBatch: Number(
-        (
-          (duplicates.measure.writeUnits - clean.measure.writeUnits) /
-          Math.max(1, workload.duplicated)
-        ).toFixed(3),
+        ((duplicates.measure.waveWriteUnits[1] ?? 0) / Math.max(1, workload.duplicated)).toFixed(3),
+      ),
+      writeUnitsPerResentEvent: Number(
+        ((rebatch.measure.waveWriteUnits[1] ?? 0) / Math.max(1, workload.resentEvents)).toFixed(3),
+      ),
+      // Order writes lost to a concurrent batch of the same order (part of the write units).
+      failedConditionUnitsPerEvent: perEvent(
+        Object.values(clean.measure.failedConditionUnits).reduce((a, b) => a + b, 0),
       ),
       s3RequestsPerHourWritten: clean.measure.hoursWritten
         ? Number((clean.measure.s3Requests / clean.measure.hoursWritten).toFixed(2))
@@ -136,6 +159,9 @@ const output = {
     hours: workload.hours,
     duplicatedBatches: workload.duplicated,
     crashedBatches: workload.crashBatches.size,
+    resentEvents: workload.resentEvents,
+    resentBatches: workload.resent.length,
+    eventConflicts: rebatchModel.conflicts,
   },
   approaches: results,
   functions,
@@ -154,11 +180,18 @@ writeFileSync(o.out, `${JSON.stringify(output, null, 2)}\n`);
 type Row = {
   writeUnitsPerEvent: number;
   readUnitsPerEvent: number;
-  requestsPerEvent: number;
   eventsPerSecond: number;
   writeUnitsPerRedeliveredBatch: number;
-  exact: boolean;
-  passes: Record<string, { exact: boolean; doubleCountedEvents: number; staleOrders: number }>;
+  writeUnitsPerResentEvent: number;
+  passes: Record<
+    string,
+    {
+      exact: boolean;
+      doubleCountedEvents: number;
+      staleOrders: number;
+      conflictsReported?: number;
+    }
+  >;
 };
 const rows = results as Record<string, Row>;
 const ratio = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}×` : '—');
@@ -167,35 +200,40 @@ const table = new Table({
     '',
     'WCU/event',
     'RCU/event',
-    'requests/event',
     'events/s',
     'WCU/redelivered batch',
-    'exact: clean / duplicates / crash',
+    'WCU/re-sent event',
+    'exact: clean / duplicates / crash / re-batch',
+    'conflicts reported',
   ],
   style: { head: [], border: [], compact: true },
 });
 for (const [name, r] of Object.entries(rows)) {
-  const passes = ['clean', 'duplicates', 'crash'].map((p) => {
+  const passes = ['clean', 'duplicates', 'crash', 'rebatch'].map((p) => {
     const c = r.passes[p];
     return c?.exact
       ? 'yes'
       : `NO (${c?.doubleCountedEvents ?? 0} double-counted, ${c?.staleOrders ?? 0} stale orders)`;
   });
+  const reported = r.passes.rebatch?.conflictsReported;
   table.push([
     name,
     String(r.writeUnitsPerEvent),
     String(r.readUnitsPerEvent),
-    String(r.requestsPerEvent),
     String(r.eventsPerSecond),
     String(r.writeUnitsPerRedeliveredBatch),
+    String(r.writeUnitsPerResentEvent),
     passes.join(' / '),
+    reported === undefined ? 'no' : `${reported} of ${rebatchModel.conflicts}`,
   ]);
 }
 console.log(table.toString());
 const once = rows.onceflow;
 if (once) {
   console.log(
-    `onceflow write units per event: ${ratio(once.writeUnitsPerEvent, rows.naive?.writeUnitsPerEvent)} naive, ${ratio(once.writeUnitsPerEvent, rows.powertools?.writeUnitsPerEvent)} Powertools`,
+    `onceflow write units per event: ${ratio(once.writeUnitsPerEvent, rows.naive?.writeUnitsPerEvent)} naive, ` +
+      `${ratio(once.writeUnitsPerEvent, rows.powertools?.writeUnitsPerEvent)} Powertools per message, ` +
+      `${ratio(once.writeUnitsPerEvent, rows['powertools-per-event']?.writeUnitsPerEvent)} Powertools per event`,
   );
 }
 const fnTable = new Table({

@@ -37,12 +37,25 @@ export const createIngestHandler = (
     switch (outcome.kind) {
       case 'applied':
         metrics.addMetric('BatchesApplied', MetricUnit.Count, 1);
-        metrics.addMetric('EventsApplied', MetricUnit.Count, outcome.plan.batch.events.length);
+        metrics.addMetric('EventsApplied', MetricUnit.Count, outcome.counted);
         metrics.addMetric('StaleEvents', MetricUnit.Count, outcome.staleEvents);
+        // Events another batch had already applied: a producer re-sending under new batch ids.
+        metrics.addMetric('EventsAlreadyApplied', MetricUnit.Count, outcome.reclaimed);
+        metrics.addMetric('EventConflicts', MetricUnit.Count, outcome.conflicts);
         logger.info('batch applied', {
           batchId: outcome.plan.batch.batchId,
           hours: outcome.plan.hours,
+          events: outcome.plan.batch.events.length,
+          counted: outcome.counted,
+          ...(outcome.reclaimed ? { alreadyApplied: outcome.reclaimed } : {}),
+          ...(outcome.conflicts ? { eventConflicts: outcome.conflicts } : {}),
         });
+        if (outcome.conflicts > 0) {
+          logger.warn('event conflicts quarantined', {
+            batchId: outcome.plan.batch.batchId,
+            eventConflicts: outcome.conflicts,
+          });
+        }
         break;
       case 'duplicate':
         metrics.addMetric('DuplicateBatches', MetricUnit.Count, 1);

@@ -3,8 +3,9 @@
  * (duplicates, late events, invalid bodies, a reused batch id with other content), runs it
  * through the functions on a copy of the synthesized stack while faults drawn from its seed fire
  * (crashes before and after every side-effecting call, throttling, transaction conflicts, S3
- * 409s, concurrent twins of a delivery, duplicate sends, reordering, a DLQ redrive, an archive
- * replay, a reconcile, aggregator runs finishing out of order), drains, and compares the end
+ * 409s, concurrent twins of a delivery, duplicate sends, reordering, a DLQ redrive, applied
+ * events re-sent in new batches, some with other content, an archive replay, a reconcile,
+ * aggregator runs finishing out of order), drains, and compares the end
  * state with a reference model. The steps live in `chaos/`: the world (`world.ts`), the stream
  * (`stream.ts`), the faults (`draw-faults.ts`), delivery (`delivery.ts`), the course of a
  * schedule (`play.ts`) and the verdict (`judge.ts`).
@@ -33,6 +34,9 @@ export interface ScheduleResult {
   readonly s3Conflicts: number;
   /** Whether the schedule sent batches at the contract's bounds. */
   readonly wide: boolean;
+  /** Applied events re-sent in new batches mid-run, and the conflicting ones reported. */
+  readonly resentEvents: number;
+  readonly eventConflicts: number;
   readonly diff?: string;
 }
 
@@ -45,6 +49,8 @@ export interface ChaosSummary {
   readonly mismatches: number;
   readonly s3Conflicts: number;
   readonly wideSchedules: number;
+  readonly resentEvents: number;
+  readonly eventConflicts: number;
   readonly crashPoints: { covered: number; total: number };
   readonly failures: { seed: number; diff: string }[];
 }
@@ -75,8 +81,8 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     batchIds: stream.stream.batches.map((b) => b.batchId),
     maxReceives: maxReceiveCount(world.copy.queues.orders),
   });
-  await play(world, deliveryFor(world, dice), dice, stream.sends);
-  const verdict = await judge(world, stream);
+  const resent = await play(world, deliveryFor(world, dice), dice, stream, o.seed);
+  const verdict = await judge(world, stream, resent);
   const fired = world.faults.fired;
   return {
     seed: o.seed,
@@ -88,6 +94,8 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     crashPoints: fired.filter((f) => f.startsWith('crash-')),
     s3Conflicts: fired.filter((f) => f.startsWith('s3-conflict')).length,
     wide: stream.wide,
+    resentEvents: resent.events,
+    eventConflicts: verdict.eventConflicts,
     ...(verdict.diffs.length ? { diff: verdict.diffs.join('; ') } : {}),
   };
 };
@@ -102,6 +110,8 @@ export const summaryOf = (r: ScheduleResult): ChaosSummary => ({
   mismatches: r.mismatches,
   s3Conflicts: r.s3Conflicts,
   wideSchedules: r.wide ? 1 : 0,
+  resentEvents: r.resentEvents,
+  eventConflicts: r.eventConflicts,
   crashPoints: { covered: new Set(r.crashPoints).size, total: CRASH_POINTS.length },
   failures: r.diff ? [{ seed: r.seed, diff: r.diff }] : [],
 });
@@ -126,6 +136,8 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     mismatches: 0,
     s3Conflicts: 0,
     wideSchedules: 0,
+    resentEvents: 0,
+    eventConflicts: 0,
   };
   const failures: { seed: number; diff: string }[] = [];
   for (let i = 0; i < o.schedules; i++) {
@@ -147,6 +159,8 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     summary.mismatches += result.mismatches;
     summary.s3Conflicts += result.s3Conflicts;
     summary.wideSchedules += result.wide ? 1 : 0;
+    summary.resentEvents += result.resentEvents;
+    summary.eventConflicts += result.eventConflicts;
     for (const point of result.crashPoints) covered.add(point);
     if (result.diff) failures.push({ seed, diff: result.diff });
     o.onSchedule?.(result, i);
@@ -164,4 +178,5 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
 export const formatSummary = (s: ChaosSummary) =>
   `${s.schedules.toLocaleString('en-US')} schedules, ${s.events.toLocaleString('en-US')} events, ${s.lost} lost, ${s.doubleCounted} double-counted, ` +
   `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}; ` +
-  `${s.s3Conflicts} S3 409s on the archive, ${s.wideSchedules} schedules with batches at the contract's bounds`;
+  `${s.s3Conflicts} S3 409s on the archive, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
+  `${s.resentEvents.toLocaleString('en-US')} applied events re-sent in new batches, ${s.eventConflicts} event conflicts reported`;

@@ -29,13 +29,20 @@ export type FaultKind =
   /** S3's 409 ConditionalRequestConflict, answered by the local edge (conditional writes only). */
   | 's3-conflict';
 
-/** A call site: the command plus what it writes (`PutItem:order`, `PutObject:raw`, …). */
+/** A call site: the command plus what it writes (`UpdateItem:order`, `PutObject:raw`, …). */
 export const callSite = (command: string, input: unknown): string => {
   const i = (typeof input === 'object' && input ? input : {}) as Record<string, unknown>;
   const name = command.replace(/Command$/, '');
   if (name === 'PutItem') {
     const item = i.Item as Record<string, { S?: string }> | undefined;
     return `PutItem:${item?.kind?.S ?? 'other'}`;
+  }
+  if (name === 'UpdateItem') {
+    // Order writes set their kind; other updates (a baseline's) keep the bare name.
+    const kind = (i.ExpressionAttributeValues as Record<string, { S?: string }> | undefined)?.[
+      ':kind'
+    ]?.S;
+    return kind ? `UpdateItem:${kind}` : 'UpdateItem';
   }
   if (name === 'PutObject' || name === 'DeleteObject' || name === 'GetObject') {
     const key = typeof i.Key === 'string' ? i.Key : '';
@@ -48,7 +55,7 @@ export const callSite = (command: string, input: unknown): string => {
 export const SIDE_EFFECT_SITES = [
   'PutItem:batch',
   'PutObject:raw',
-  'PutItem:order',
+  'UpdateItem:order',
   'TransactWriteItems',
   'SendMessageBatch',
   'PutObject:rejects',

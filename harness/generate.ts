@@ -49,6 +49,9 @@ export interface GeneratedStream {
   };
 }
 
+/** The `source` every generated batch carries. */
+export const GENERATED_SOURCE = 'onceflow-generate';
+
 const MINUTE = 60_000;
 const DEFAULT_CURRENCIES = ['USD', 'EUR', 'GBP'];
 
@@ -166,7 +169,7 @@ const sendingOrder = (
   for (const batch of batches) {
     const line = JSON.stringify({
       batchId: batch.batchId,
-      source: 'onceflow-generate',
+      source: GENERATED_SOURCE,
       events: batch.events,
     });
     lines.push(line);

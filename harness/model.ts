@@ -1,8 +1,11 @@
 /**
  * The reference model: what a stream of distinct batches must produce, computed independently
- * of onceflow's code (each batch counted once, each order holding its newest event). It shares
- * only data with production (the ISO 4217 exponents), and its own implementation of the one
- * tie order: event ids compared by their UTF-8 bytes, as DynamoDB compares them.
+ * of onceflow's code. Each event, identified by (orderId, eventId), counts once with the content
+ * it first came with, in the order the batches are given; a later copy with the same content is
+ * skipped, one with other content is an event conflict (counted per batch and event). Each
+ * order holds its newest counted event. It shares only data with production (the ISO 4217
+ * exponents), and its own implementation of the one tie order: event ids compared by their
+ * UTF-8 bytes, as DynamoDB compares them.
  */
 
 import { currencyExponent } from '../shared/currencies.ts';
@@ -41,10 +44,38 @@ const later = (a: ReturnType<typeof instant>, b: ReturnType<typeof instant>) =>
 const same = (a: ReturnType<typeof instant>, b: ReturnType<typeof instant>) =>
   a.seconds === b.seconds && a.fraction === b.fraction;
 
-export const referenceModel = (batches: readonly { events: readonly GeneratedEvent[] }[]) => {
+/** Two copies of an event mean the same: amounts in minor units, times as instants. */
+const sameContent = (a: GeneratedEvent, b: GeneratedEvent) =>
+  a.customerId === b.customerId &&
+  a.status === b.status &&
+  a.currency === b.currency &&
+  minorUnits(a.amount, a.currency) === minorUnits(b.amount, b.currency) &&
+  same(instant(a.eventTime), instant(b.eventTime));
+
+export interface ModelBatch {
+  readonly batchId?: string;
+  readonly events: readonly GeneratedEvent[];
+}
+
+export const referenceModel = (batches: readonly ModelBatch[]) => {
   const newest = new Map<string, GeneratedEvent>();
   const hours = new Map<string, Map<string, Map<string, { n: number; minor: bigint }>>>();
-  for (const e of batches.flatMap((b) => b.events)) {
+  const first = new Map<string, GeneratedEvent>();
+  const conflicts = new Set<string>();
+  const counted: GeneratedEvent[] = [];
+  for (const [index, batch] of batches.entries()) {
+    for (const e of batch.events) {
+      const key = JSON.stringify([e.orderId, e.eventId]);
+      const seen = first.get(key);
+      if (!seen) {
+        first.set(key, e);
+        counted.push(e);
+      } else if (!sameContent(seen, e)) {
+        conflicts.add(JSON.stringify([batch.batchId ?? index, e.orderId, e.eventId]));
+      }
+    }
+  }
+  for (const e of counted) {
     const t = instant(e.eventTime);
     const current = newest.get(e.orderId);
     const ct = current ? instant(current.eventTime) : undefined;
@@ -85,5 +116,5 @@ export const referenceModel = (batches: readonly { events: readonly GeneratedEve
     }
     return { hour, events, byStatus };
   });
-  return { orders, hourly };
+  return { orders, hourly, conflicts: conflicts.size };
 };

@@ -107,8 +107,9 @@ export class OnceflowStack extends Stack {
     this.ingest.fn.addToRolePolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
-        // PutItem: ledger claim and order writes; UpdateItem: the commit transaction's items.
-        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        // GetItem: an order before settling it, a ledger entry for a conflict report; PutItem:
+        // the ledger claim; UpdateItem: order writes and the commit transaction's items.
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
         resources: [table.tableArn],
       }),
     );
@@ -117,6 +118,23 @@ export class OnceflowStack extends Stack {
         effect: Effect.ALLOW,
         actions: ['s3:PutObject'],
         resources: [bucket.arnForObjects('raw/*'), bucket.arnForObjects('rejects/ingest/*')],
+      }),
+    );
+    // An event conflict's report shows the first content, read from the claiming batch's archive.
+    this.ingest.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['s3:GetObject'],
+        resources: [bucket.arnForObjects('raw/*')],
+      }),
+    );
+    // Without ListBucket, GetObject of a missing archive answers 403 instead of 404.
+    this.ingest.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['s3:ListBucket'],
+        resources: [bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': ['raw/*'] } },
       }),
     );
     this.aggregateQueue.queue.grantSendMessages(this.ingest.fn);

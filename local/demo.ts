@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { DynamoOrderStore } from '../adapters/dynamo.ts';
+import { DynamoOrderStore } from '../adapters/dynamo-orders.ts';
 import { S3Store } from '../adapters/s3.ts';
 import { sendBodies } from '../adapters/sqs.ts';
 import type { HourAggregate } from '../shared/aggregate.ts';

@@ -15,3 +15,23 @@ export const mapLimit = async <T, R>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
 };
+
+/**
+ * Runs tasks that share a key one after the other, tasks of different keys concurrently. A
+ * failed task does not block the next of its key.
+ */
+export class KeyedQueue {
+  readonly #tails = new Map<string, Promise<unknown>>();
+
+  run<R>(key: string, task: () => Promise<R>): Promise<R> {
+    const previous = this.#tails.get(key) ?? Promise.resolve();
+    const result = previous.then(task, task);
+    const tail = result.catch(() => undefined);
+    this.#tails.set(key, tail);
+    // Forget the key once nothing is queued behind this task, so the map stays small.
+    void tail.then(() => {
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    });
+    return result;
+  }
+}

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { OrderBatch } from './schema.ts';
+import type { OrderBatch, OrderEvent } from './schema.ts';
 
 /**
  * The digest of a batch's meaning, not its bytes: events sorted by id, amounts in minor units,
@@ -24,3 +24,24 @@ export const batchDigest = (batch: OrderBatch): string => {
 
 /** A stable, uniform small integer for a string: shard choice, request tokens. */
 export const stableHash = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/**
+ * The digest of one event's meaning (96 bits, 16 characters): what tells a re-sent copy of an
+ * event from a conflicting one. Like the batch digest, amounts count in minor units and times
+ * as UTC instants, so `"25.5"` and `"25.50"` are the same content.
+ */
+export const eventDigest = (e: OrderEvent): string =>
+  createHash('sha256')
+    .update(
+      JSON.stringify([
+        e.orderId,
+        e.eventId,
+        e.customerId,
+        e.status,
+        e.amountMinor.toString(),
+        e.currency,
+        e.instant,
+      ]),
+    )
+    .digest('base64url')
+    .slice(0, 16);

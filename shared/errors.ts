@@ -10,6 +10,8 @@ export type RejectReason =
   | 'schema-violation'
   | 'duplicate-event-id'
   | 'batch-conflict'
+  /** One event of a batch re-sent with other content; the rest of the batch applied. */
+  | 'event-conflict'
   | 'beyond-retention';
 
 /** Reject details stay short: they are read in terminals and logs; the body is kept whole. */
@@ -50,6 +52,21 @@ export class BatchConflictError extends InvalidMessageError {
     this.batchId = batchId;
     this.storedDigest = storedDigest;
     this.digest = digest;
+  }
+}
+
+/**
+ * An order's item would pass DynamoDB's 400 KB item limit: it holds a claim for every event of
+ * the order within the ledger retention. Not retried away: the message fails until it reaches
+ * the DLQ, where it waits for the operator (see README, "Limits").
+ */
+export class OrderTooLargeError extends Error {
+  override readonly name = 'OrderTooLargeError';
+
+  constructor(orderId: string, bytes: number) {
+    super(
+      `order ${orderId}: its item would be ${bytes} bytes, over DynamoDB's 400 KB item limit; its event claims outgrew the item (set a ledger retention so that old claims expire)`,
+    );
   }
 }
 

@@ -1,20 +1,23 @@
 /**
- * Applying one order batch exactly once. Pure orchestration over small ports, so it can be
- * reasoned about (and tested) without AWS:
+ * Applying one order batch exactly once, and each of its events once. Pure orchestration over
+ * small ports, so it can be reasoned about (and tested) without AWS:
  *
- *   validate → claim ledger → archive raw → newest-wins order writes → commit (per part) → notify
+ *   validate → claim ledger → archive raw → settle each order (event claims + newest-wins,
+ *   one write) → report event conflicts → commit the claimed events' counters (per part) → notify
  *
  * Every step before the commit converges when repeated, the commit happens once per batch part,
  * and every step after it is idempotent: a crash anywhere followed by a redelivery ends in the
- * same state. The claim stores the digest first, so a reused batch id with other content is
- * stopped before it touches anything.
+ * same state. The ledger claim stores the digest first, so a reused batch id with other content
+ * is stopped before it touches anything; an event claim does the same for one event re-sent in
+ * another batch, and the batch counts only the events it claimed.
  */
 import { type CounterDelta, counterDeltas } from './aggregate.ts';
+import { eventsByOrder, type Settlement } from './claims.ts';
 import { mapLimit } from './concurrency.ts';
+import { type ConflictRecord, reportConflict } from './conflicts.ts';
 import { batchDigest, stableHash } from './digest.ts';
 import { BatchConflictError, InvalidMessageError, type RejectReason } from './errors.ts';
 import { rawArchiveKey } from './keys.ts';
-import { newestPerOrder } from './order-state.ts';
 import { type OrderBatch, type OrderEvent, validateBatch } from './schema.ts';
 import { formatHour } from './time.ts';
 
@@ -26,13 +29,15 @@ export interface BatchPlan {
   readonly digest: string;
   /** Which counter shard this batch adds to (a hash of the batch id). */
   readonly shard: number;
-  /** The newest event of each order in the batch. */
-  readonly orderUpdates: readonly OrderEvent[];
+  /** The batch's events grouped by order (sorted by order id): one settle per order. */
+  readonly orders: readonly (readonly OrderEvent[])[];
   /** Distinct UTC hours touched, sorted. */
   readonly hours: readonly string[];
   /**
-   * Counter increments, one per (hour, currency), split so that each part fits one transaction.
-   * Parts are committed in order, each once; the batch is applied when its last part is.
+   * Counter increments of all its events, one per (hour, currency), split so that each part fits
+   * one transaction. This fixes the parts' layout; a commit adds only the increments of the
+   * events the batch claimed (`claimedDeltas`). Parts are committed in order, each once; the
+   * batch is applied when its last part is.
    */
   readonly parts: readonly (readonly CounterDelta[])[];
   readonly archiveKey: string;
@@ -60,7 +65,7 @@ export const planBatch = (batch: OrderBatch, options: PlanOptions): BatchPlan =>
     batch,
     digest: batchDigest(batch),
     shard: stableHash(batch.batchId).readUInt32BE(0) % options.counterShards,
-    orderUpdates: newestPerOrder(batch.events),
+    orders: eventsByOrder(batch.events),
     hours: [...new Set(deltas.map((d) => d.hour))],
     parts,
     archiveKey: rawArchiveKey(batch.batchId, formatHour(earliestMs)),
@@ -69,10 +74,22 @@ export const planBatch = (batch: OrderBatch, options: PlanOptions): BatchPlan =>
   };
 };
 
+/** A part's increments restricted to the events the batch counts (its claimed events). */
+export const claimedDeltas = (
+  plan: BatchPlan,
+  part: number,
+  counted: readonly OrderEvent[],
+): CounterDelta[] => {
+  const layout = new Set((plan.parts[part] ?? []).map((d) => `${d.hour}|${d.currency}`));
+  return counterDeltas(counted.filter((e) => layout.has(`${e.hour}|${e.currency}`)));
+};
+
 export interface LedgerEntry {
   readonly digest: string;
   readonly parts: number;
   readonly doneParts: ReadonlySet<number>;
+  /** Where the batch's raw body is archived (to show the first content of an event conflict). */
+  readonly archiveKey: string;
 }
 
 export type ClaimResult =
@@ -83,20 +100,36 @@ export interface Ledger {
   /** Creates the ledger entry unless one exists; returns the existing one otherwise. */
   claim(plan: BatchPlan, expiresAtSeconds: number | undefined): Promise<ClaimResult>;
   /**
-   * Atomically marks `part` done and adds its counters. True only when this call performed the
-   * commit; false when the part was already done (by an earlier or a concurrent delivery).
+   * Atomically marks `part` done and adds `deltas` (the part's claimed increments). True only
+   * when this call performed the commit; false when the part was already done (by an earlier or
+   * a concurrent delivery).
    */
-  commitPart(plan: BatchPlan, part: number): Promise<boolean>;
+  commitPart(plan: BatchPlan, part: number, deltas: readonly CounterDelta[]): Promise<boolean>;
+  /** A batch's ledger entry (strongly consistent); undefined when it was never claimed. */
+  entry(batchId: string): Promise<LedgerEntry | undefined>;
+}
+
+/** The batch settling an order's events, and how long its claims must be kept. */
+export interface Claimant {
+  readonly batchId: string;
+  /** When the batch's ledger entry expires (epoch seconds); undefined: never. */
+  readonly expiresAtSeconds: number | undefined;
+  readonly nowMs: number;
 }
 
 export interface OrderStore {
-  /** Writes the event unless the order already holds a newer one; false when it was stale. */
-  applyNewest(event: OrderEvent, batchId: string): Promise<boolean>;
+  /**
+   * Settles one order's events of a batch (see `settleOrder`) and writes the new claims and
+   * state in one atomic write; returns what was settled.
+   */
+  settle(events: readonly OrderEvent[], claimant: Claimant): Promise<Settlement>;
 }
 
 export interface RawArchive {
   /** Stores the body once (create-only); a second call is a no-op. */
   putOnce(key: string, body: string): Promise<void>;
+  /** An archived body; undefined when there is none. */
+  getText(key: string): Promise<string | undefined>;
 }
 
 export interface HourNotifier {
@@ -111,6 +144,9 @@ export interface Reject {
   readonly detail: string;
   readonly batchId?: string;
   readonly body: string;
+  /** Names the reject object instead of the message id (several rejects of one message). */
+  readonly id?: string;
+  readonly conflict?: ConflictRecord;
 }
 
 export interface Quarantine {
@@ -143,7 +179,18 @@ export interface IncomingMessage {
 }
 
 export type IngestOutcome =
-  | { readonly kind: 'applied'; readonly plan: BatchPlan; readonly staleEvents: number }
+  | {
+      readonly kind: 'applied';
+      readonly plan: BatchPlan;
+      /** Events this batch claimed and counted. */
+      readonly counted: number;
+      /** Events skipped because another batch had claimed the same content. */
+      readonly reclaimed: number;
+      /** Events skipped because another batch had claimed other content (reported). */
+      readonly conflicts: number;
+      /** Counted events that did not become their order's state (an order held a newer one). */
+      readonly staleEvents: number;
+    }
   | { readonly kind: 'duplicate'; readonly plan: BatchPlan }
   | { readonly kind: 'rejected'; readonly reason: RejectReason; readonly detail: string };
 
@@ -171,7 +218,7 @@ const isCommitted = (entry: LedgerEntry) => entry.doneParts.size >= entry.parts;
 
 const claimAndApply = async (
   plan: BatchPlan,
-  body: string,
+  message: IncomingMessage,
   ports: IngestPorts,
   settings: IngestSettings,
 ): Promise<IngestOutcome> => {
@@ -204,17 +251,24 @@ const claimAndApply = async (
     done = claim.entry.doneParts;
   }
 
-  await ports.archive.putOnce(plan.archiveKey, body);
-  const applied = await mapLimit(plan.orderUpdates, settings.writeConcurrency, (event) =>
-    ports.orders.applyNewest(event, plan.batch.batchId),
+  await ports.archive.putOnce(plan.archiveKey, message.body);
+  const claimant = { batchId: plan.batch.batchId, expiresAtSeconds: expiresAt, nowMs: ports.now() };
+  const settled = await mapLimit(plan.orders, settings.writeConcurrency, (events) =>
+    ports.orders.settle(events, claimant),
   );
+  const counted = settled.flatMap((s) => s.ours);
+  const conflicts = settled.flatMap((s) => s.conflicts);
+  // Reported before the commit: after it, a redelivery would stop at the ledger and a crash in
+  // between would lose the report. Each report has its own key, so repeating it is harmless.
+  for (const conflict of conflicts)
+    await reportConflict(conflict, plan.batch.batchId, message, ports);
   // Parts commit in order, and a delivery moves past a part only once it is done, so the
   // delivery that commits the last part is the one that completed the batch: it alone reports
   // `applied`, and a concurrent twin that committed none or only earlier parts a `duplicate`.
   let completedHere = false;
   for (const [part] of plan.parts.entries()) {
     if (done.has(part)) continue;
-    const committed = await ports.ledger.commitPart(plan, part);
+    const committed = await ports.ledger.commitPart(plan, part, claimedDeltas(plan, part, counted));
     completedHere = committed && part === plan.parts.length - 1;
   }
   await ports.notifier.notifyHours(plan.hours);
@@ -222,7 +276,10 @@ const claimAndApply = async (
   return {
     kind: 'applied',
     plan,
-    staleEvents: plan.batch.events.length - applied.filter(Boolean).length,
+    counted: counted.length,
+    reclaimed: settled.reduce((n, s) => n + s.duplicates.length, 0),
+    conflicts: conflicts.length,
+    staleEvents: counted.length - settled.filter((s) => s.newState).length,
   };
 };
 
@@ -236,7 +293,7 @@ export const ingestMessage = async (
   try {
     const batch = parseBatchBody(message.body, settings.maxBodyBytes);
     batchId = batch.batchId;
-    return await claimAndApply(planBatch(batch, settings), message.body, ports, settings);
+    return await claimAndApply(planBatch(batch, settings), message, ports, settings);
   } catch (error) {
     if (!(error instanceof InvalidMessageError)) throw error;
     await ports.quarantine.put({

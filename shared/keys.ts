@@ -23,6 +23,9 @@ export const rawArchiveKey = (batchId: string, earliestHour: string) =>
   `${RAW_PREFIX}date=${earliestHour.slice(0, 10)}/hour=${earliestHour.slice(11, 13)}/${encodeURIComponent(batchId)}.json`;
 
 export const REJECT_PREFIX = 'rejects/';
-/** Keyed by SQS message id, so a redelivered reject overwrites itself instead of piling up. */
-export const rejectKey = (source: string, sentAtMs: number, messageId: string) =>
-  `${REJECT_PREFIX}${source}/date=${new Date(sentAtMs).toISOString().slice(0, 10)}/${encodeURIComponent(messageId)}.json`;
+/**
+ * Keyed by SQS message id (or, for an event conflict, by batch and event), so a redelivered
+ * reject overwrites itself instead of piling up.
+ */
+export const rejectKey = (source: string, sentAtMs: number, id: string) =>
+  `${REJECT_PREFIX}${source}/date=${new Date(sentAtMs).toISOString().slice(0, 10)}/${encodeURIComponent(id)}.json`;

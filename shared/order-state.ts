@@ -30,16 +30,6 @@ export const isNewer = (
 ): boolean =>
   a.instant > b.instant || (a.instant === b.instant && compareUtf8(a.eventId, b.eventId) > 0);
 
-/** The newest event of each order in a batch: one write per order instead of one per event. */
-export const newestPerOrder = (events: readonly OrderEvent[]): OrderEvent[] => {
-  const newest = new Map<string, OrderEvent>();
-  for (const event of events) {
-    const current = newest.get(event.orderId);
-    if (!current || isNewer(event, current)) newest.set(event.orderId, event);
-  }
-  return [...newest.values()].sort((a, b) => (a.orderId < b.orderId ? -1 : 1));
-};
-
 /** What an order looks like to readers (the CLI, the expected files). */
 export interface OrderView {
   readonly orderId: string;

@@ -1,6 +1,6 @@
 /** `onceflow orders`: every order's newest state. */
 import type { Command } from 'commander';
-import { DynamoOrderStore } from '../../adapters/dynamo.ts';
+import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
 import { ordersTable } from '../../local/render.ts';
 import type { OrderView } from '../../shared/order-state.ts';
 import { json, run, target } from '../program.ts';

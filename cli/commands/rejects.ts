@@ -18,6 +18,23 @@ const RejectSchema = v.object({
   messageId: v.string(),
   batchId: v.optional(v.string()),
   body: v.string(),
+  /** Event conflicts: both contents and both batch ids. */
+  conflict: v.optional(
+    v.object({
+      orderId: v.string(),
+      eventId: v.string(),
+      first: v.object({
+        batchId: v.string(),
+        digest: v.string(),
+        event: v.optional(v.record(v.string(), v.string())),
+      }),
+      second: v.object({
+        batchId: v.string(),
+        digest: v.string(),
+        event: v.record(v.string(), v.string()),
+      }),
+    }),
+  ),
 });
 
 export type RejectRecord = v.InferOutput<typeof RejectSchema> & { readonly key: string };
@@ -57,7 +74,7 @@ export const register = (program: Command): void => {
     .option('--since <time>', 'only messages sent at or after this RFC 3339 time or date')
     .addHelpText(
       'after',
-      '\nExample:\n  npx onceflow rejects\n  npx onceflow rejects --reason batch-conflict --since 2026-10-01',
+      '\nExample:\n  npx onceflow rejects\n  npx onceflow rejects --reason batch-conflict --since 2026-10-01\n  npx onceflow rejects --reason event-conflict --json',
     )
     .action(
       run(async (o: { json?: boolean; reason?: string; since?: string }) => {

@@ -6,6 +6,7 @@
  */
 import type { AttributeValue, ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import type { InitializeHandlerOptions, InitializeMiddleware, MetadataBearer } from '@smithy/types';
+import { itemBytes } from '../../adapters/dynamo-items.ts';
 
 type Item = Record<string, AttributeValue>;
 type AnyClient = {
@@ -37,20 +38,6 @@ const METERED = new Set([
   'TransactGetItems',
 ]);
 
-/** An item's size as DynamoDB counts it: attribute names plus values. */
-export const itemBytes = (item: Item | undefined): number => {
-  let bytes = 0;
-  for (const [name, value] of Object.entries(item ?? {})) {
-    bytes += Buffer.byteLength(name);
-    if (value.S !== undefined) bytes += Buffer.byteLength(value.S);
-    else if (value.N !== undefined) bytes += Math.ceil(value.N.replace(/^-/, '').length / 2) + 1;
-    else if (value.NS) bytes += value.NS.reduce((s, n) => s + Math.ceil(n.length / 2) + 1, 0);
-    else if (value.SS) bytes += value.SS.reduce((s, t) => s + Buffer.byteLength(t), 0);
-    else bytes += Buffer.byteLength(JSON.stringify(value));
-  }
-  return bytes;
-};
-
 const unitsFor = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
 
 export class CapacityMeter {
@@ -59,16 +46,24 @@ export class CapacityMeter {
   readUnits = 0;
   /** Requests by operation, e.g. { PutItem: 120, TransactWriteItems: 40 }. */
   readonly byOperation = new Map<string, number>();
+  /** Write units billed for failed conditions, by operation (included in writeUnits). */
+  readonly failedConditionUnits = new Map<string, number>();
 
   reset(): void {
     this.requests = 0;
     this.writeUnits = 0;
     this.readUnits = 0;
     this.byOperation.clear();
+    this.failedConditionUnits.clear();
   }
 
   snapshot() {
-    return { requests: this.requests, writeUnits: this.writeUnits, readUnits: this.readUnits };
+    return {
+      requests: this.requests,
+      writeUnits: this.writeUnits,
+      readUnits: this.readUnits,
+      failedConditionUnits: Object.fromEntries(this.failedConditionUnits),
+    };
   }
 
   attach<T extends AnyClient>(client: T): T {
@@ -99,7 +94,12 @@ export class CapacityMeter {
           const name = (error as Error).name;
           if (name === 'ConditionalCheckFailedException') {
             // A failed condition still bills the write it would have made.
-            this.writeUnits += unitsFor(itemBytes((input.Item ?? input.Key) as Item));
+            const units = unitsFor(itemBytes((input.Item ?? input.Key) as Item));
+            this.writeUnits += units;
+            this.failedConditionUnits.set(
+              operation,
+              (this.failedConditionUnits.get(operation) ?? 0) + units,
+            );
           } else if (name === 'TransactionCanceledException') {
             this.writeUnits += 2 * (input.TransactItems as unknown[]).length;
           }
@@ -112,3 +112,5 @@ export class CapacityMeter {
     return client;
   }
 }
+
+export { itemBytes };

@@ -1,7 +1,9 @@
-/** The benchmark's workload: one generated stream, delivered three ways. */
+/** The benchmark's workload: one generated stream, delivered four ways. */
 import { randomUUID } from 'node:crypto';
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+import { currencyExponent } from '../../shared/currencies.ts';
+import { fromMinorUnits, toMinorUnits } from '../../shared/money.ts';
 import { type GeneratedEvent, generateStream } from '../generate.ts';
 import type { Message } from './approaches.ts';
 
@@ -13,6 +15,10 @@ export interface WorkloadOptions {
   readonly duplicateShare: number;
   /** Share of batches whose first processing crashes after its writes in the crash pass. */
   readonly crashShare: number;
+  /** Share of events re-sent under new batch ids, regrouped, in the re-batch pass. Default 0.2. */
+  readonly rebatchShare?: number;
+  /** Share of the re-sent events whose content changes (event conflicts). Default 0.1. */
+  readonly conflictShare?: number;
 }
 
 export interface Workload {
@@ -24,6 +30,11 @@ export interface Workload {
   readonly duplicates: Message[];
   readonly duplicated: number;
   readonly crashBatches: Set<string>;
+  /** The clean pass, then re-sent events under new batch ids in a second wave. */
+  readonly rebatch: Message[];
+  /** The re-sent batches, in the model's shape (after the originals). */
+  readonly resent: { batchId: string; events: GeneratedEvent[] }[];
+  readonly resentEvents: number;
 }
 
 export const buildWorkload = (options: WorkloadOptions): Workload => {
@@ -65,5 +76,53 @@ export const buildWorkload = (options: WorkloadOptions): Workload => {
       .map((b) => b.batchId),
   );
   const hours = new Set(batches.flatMap((b) => b.events.map((e) => e.eventTime.slice(0, 13)))).size;
-  return { options, batches, events, hours, clean, duplicates, duplicated, crashBatches };
+  const resent = rebatched(batches, options, rng);
+  const rebatch: Message[] = [
+    ...clean,
+    ...resent.map((b) => ({ messageId: randomUUID(), batchId: b.batchId, body: body(b), wave: 1 })),
+  ];
+  return {
+    options,
+    batches,
+    events,
+    hours,
+    clean,
+    duplicates,
+    duplicated,
+    crashBatches,
+    rebatch,
+    resent,
+    resentEvents: resent.reduce((n, b) => n + b.events.length, 0),
+  };
+};
+
+/**
+ * A producer re-sending after a timeout: a share of the applied events again, in a new order,
+ * grouped into new batches under new ids; a share of those with another amount.
+ */
+const rebatched = (
+  batches: Workload['batches'],
+  options: WorkloadOptions,
+  rng: ReturnType<typeof xoroshiro128plus>,
+): Workload['batches'] => {
+  const chance = (p: number) => uniformInt(rng, 0, 9999) < p * 10_000;
+  const picked = batches
+    .flatMap((b) => b.events)
+    .filter(() => chance(options.rebatchShare ?? 0.2))
+    .map((e) => ({ e, key: uniformInt(rng, 0, 2 ** 30) }))
+    .sort((a, b) => a.key - b.key)
+    .map(({ e }) => {
+      if (!chance(options.conflictShare ?? 0.1)) return e;
+      const exponent = currencyExponent(e.currency) ?? 2;
+      return { ...e, amount: fromMinorUnits(toMinorUnits(e.amount, exponent) + 1n, exponent) };
+    });
+  const out: Workload['batches'] = [];
+  for (let i = 0; i < picked.length; i += options.batchSize) {
+    const n = String(out.length).padStart(5, '0');
+    out.push({
+      batchId: `rebatch-${options.seed}-${n}`,
+      events: picked.slice(i, i + options.batchSize),
+    });
+  }
+  return out;
 };

@@ -28,7 +28,7 @@ export const drawFaults = (dice: Dice, faults: FaultInjector, o: FaultDraw): voi
     faults.add({ site, kind, nth: i === 0 ? 1 : dice.int(1, 3) });
   }
   if (dice.chance(0.5)) {
-    const site = dice.pick(['PutItem:order', 'PutItem:batch']);
+    const site = dice.pick(['UpdateItem:order', 'PutItem:batch']);
     faults.add({ site, kind: 'throttle', nth: dice.int(1, 4) });
   }
   if (dice.chance(0.5))

@@ -3,13 +3,15 @@
  * cell by cell, orders not holding their newest event, hour objects behind their counters, and
  * bodies that should have been quarantined.
  */
-import { DynamoLedger, DynamoOrderStore } from '../../adapters/dynamo.ts';
+import { DynamoLedger } from '../../adapters/dynamo.ts';
+import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
 import { planHour } from '../../shared/aggregator.ts';
 import { batchDigest } from '../../shared/digest.ts';
 import { REJECT_PREFIX } from '../../shared/keys.ts';
 import { validateBatch } from '../../shared/schema.ts';
 import type { GeneratedEvent } from '../generate.ts';
 import { type ModelHour, referenceModel } from '../model.ts';
+import type { Resent } from './resend.ts';
 import type { ScheduleStream } from './stream.ts';
 import type { World } from './world.ts';
 
@@ -17,6 +19,8 @@ export interface Verdict {
   readonly lost: number;
   readonly doubleCounted: number;
   readonly staleOverwrites: number;
+  /** Event conflicts reported (one per re-sending batch and event). */
+  readonly eventConflicts: number;
   readonly diffs: readonly string[];
 }
 
@@ -56,18 +60,30 @@ const countGaps = (expected: readonly ModelHour[], actual: readonly ModelHour[])
   return { lost, doubleCounted };
 };
 
-/** Distinct bodies in the quarantine. */
-const quarantinedBodies = async (world: World): Promise<Set<string>> => {
+/** Distinct quarantined bodies, and distinct event conflicts (batch and event). */
+const quarantined = async (world: World) => {
   const bodies = new Set<string>();
+  const conflicts = new Set<string>();
   for (const key of await world.store.listKeys(REJECT_PREFIX)) {
     const text = (await world.store.getText(key)) ?? '{}';
-    bodies.add((JSON.parse(text) as { body: string }).body);
+    const reject = JSON.parse(text) as {
+      body: string;
+      reason: string;
+      batchId?: string;
+      conflict?: { orderId: string; eventId: string };
+    };
+    if (reject.reason !== 'event-conflict') bodies.add(reject.body);
+    else
+      conflicts.add(
+        JSON.stringify([reject.batchId, reject.conflict?.orderId, reject.conflict?.eventId]),
+      );
   }
-  return bodies;
+  return { bodies: bodies.size, conflicts: conflicts.size };
 };
 
-export const judge = async (world: World, s: ScheduleStream): Promise<Verdict> => {
-  const model = referenceModel(await expectedBatches(world, s));
+export const judge = async (world: World, s: ScheduleStream, resent: Resent): Promise<Verdict> => {
+  // Re-sent events come after the batches they were drawn from were applied.
+  const model = referenceModel([...(await expectedBatches(world, s)), ...resent.batches]);
   const orders = await new DynamoOrderStore(world.admin.dynamo, world.table).listOrders();
   const hours = (await world.store.listAggregates()).map(({ hour, events, byStatus }) => ({
     hour,
@@ -88,10 +104,15 @@ export const judge = async (world: World, s: ScheduleStream): Promise<Verdict> =
     );
   if (JSON.stringify(hours) !== JSON.stringify(model.hourly))
     diffs.push(`hourly: ${lost} events lost, ${doubleCounted} double-counted`);
-  // Every invalid body, and the losing content of the reused id, is quarantined.
+  // Every invalid body, and the losing content of the reused id, is quarantined, and every
+  // conflicting re-send of an event is reported once.
   const expectedRejects = s.stream.stats.invalid + 1 + (s.impostor ? 1 : 0);
-  const rejects = (await quarantinedBodies(world)).size;
-  if (rejects !== expectedRejects)
-    diffs.push(`rejects: ${rejects} distinct bodies quarantined, ${expectedRejects} expected`);
-  return { lost, doubleCounted, staleOverwrites, diffs };
+  const rejects = await quarantined(world);
+  if (rejects.bodies !== expectedRejects)
+    diffs.push(
+      `rejects: ${rejects.bodies} distinct bodies quarantined, ${expectedRejects} expected`,
+    );
+  if (rejects.conflicts !== model.conflicts)
+    diffs.push(`event conflicts: ${rejects.conflicts} reported, ${model.conflicts} expected`);
+  return { lost, doubleCounted, staleOverwrites, eventConflicts: rejects.conflicts, diffs };
 };

@@ -1,11 +1,14 @@
 /**
- * The course of a schedule: half the stream, a DLQ redrive, the rest, an archive replay and a
- * reconcile mid-run, then whatever failed too often redriven until everything settles.
+ * The course of a schedule: half the stream, a DLQ redrive, applied events re-sent in new
+ * batches, the rest, an archive replay and a reconcile mid-run, then whatever failed too often
+ * redriven until everything settles.
  */
 import { publishHour } from '../../shared/aggregator.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
 import type { Delivery } from './delivery.ts';
 import type { Dice } from './dice.ts';
+import { type Resent, resendSomeEvents } from './resend.ts';
+import type { ScheduleStream } from './stream.ts';
 import type { World } from './world.ts';
 
 /** Re-sends about 30% of the archived batches, as `onceflow replay archive` would. */
@@ -27,16 +30,19 @@ export const play = async (
   world: World,
   delivery: Delivery,
   dice: Dice,
-  sends: readonly string[],
-): Promise<void> => {
+  s: ScheduleStream,
+  seed: number,
+): Promise<Resent> => {
   const { orders, ordersDlq } = world.copy.queues;
-  const half = Math.ceil(sends.length / 2);
-  await delivery.send(sends.slice(0, half));
+  const half = Math.ceil(s.sends.length / 2);
+  await delivery.send(s.sends.slice(0, half));
   await delivery.runAll();
   await delivery.redrive(ordersDlq, orders);
-  await delivery.send(sends.slice(half));
+  const resent = await resendSomeEvents(world, dice, seed, s.stream.batches, delivery.send);
+  await delivery.send(s.sends.slice(half));
   await replaySomeOfTheArchive(world, delivery, dice);
   await reconcileSomeHours(world, dice);
   await delivery.runAll();
   await delivery.settle(5);
+  return resent;
 };

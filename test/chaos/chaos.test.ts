@@ -36,6 +36,9 @@ describe('chaos schedules', () => {
     // The seed draws 409s on archive writes and schedules with batches at the contract's bounds.
     expect(summary.s3Conflicts).toBeGreaterThan(0);
     expect(summary.wideSchedules).toBeGreaterThan(0);
+    // Applied events re-sent in new batches, some with other content, reported each once.
+    expect(summary.resentEvents).toBeGreaterThan(0);
+    expect(summary.eventConflicts).toBeGreaterThan(0);
   });
 
   it('holds for a fresh random seed too (printed: rerun a failure with --seed)', {

@@ -405,10 +405,12 @@ describe('onceflow chaos', () => {
     expect(Object.keys(summary).sort()).toEqual([
       'crashPoints',
       'doubleCounted',
+      'eventConflicts',
       'events',
       'failures',
       'lost',
       'mismatches',
+      'resentEvents',
       's3Conflicts',
       'schedules',
       'staleOverwrites',

@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoOrderStore } from '../../adapters/dynamo.ts';
+import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { runDemo } from '../../local/demo.ts';
 import { type CrashRule, type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';

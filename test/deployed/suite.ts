@@ -6,7 +6,7 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
-import { DynamoOrderStore } from '../../adapters/dynamo.ts';
+import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { REJECT_PREFIX } from '../../shared/keys.ts';
 import { type Scenario, scenario } from './scenario.ts';

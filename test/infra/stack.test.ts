@@ -201,6 +201,7 @@ describe('the onceflow stack', () => {
           effect: st.Effect,
           actions: [st.Action].flat().sort(),
           resources: [st.Resource].flat().map(name),
+          ...(st.Condition ? { conditions: st.Condition } : {}),
         }))
         .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
     };
@@ -216,19 +217,25 @@ describe('the onceflow stack', () => {
       'sqs:GetQueueUrl',
       'sqs:ReceiveMessage',
     ];
-    const sorted = (list: { effect: string; actions: string[]; resources: string[] }[]) =>
-      list.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-    const allow = (actions: string[], resources: string[]) => ({
+    const sorted = (
+      list: { effect: string; actions: string[]; resources: string[]; conditions?: unknown }[],
+    ) => list.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    const allow = (actions: string[], resources: string[], conditions?: unknown) => ({
       effect: 'Allow',
       actions: actions.sort(),
       resources,
+      ...(conditions ? { conditions } : {}),
     });
+    const listing = (prefix: string) =>
+      allow(['s3:ListBucket'], [bucket], { StringLike: { 's3:prefix': [prefix] } });
     expect(statementsOf(stack.ingest)).toEqual(
       sorted([
         allow(['logs:CreateLogStream', 'logs:PutLogEvents'], [logs(stack.ingest)]),
         allow([...consume], [arn(stack.ordersQueue.queue)]),
-        allow(['dynamodb:PutItem', 'dynamodb:UpdateItem'], [table]),
+        allow(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], [table]),
         allow(['s3:PutObject'], [`${bucket}/raw/*`, `${bucket}/rejects/ingest/*`]),
+        allow(['s3:GetObject'], [`${bucket}/raw/*`]),
+        listing('raw/*'),
         allow(
           ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
           [arn(stack.aggregateQueue.queue)],
@@ -245,7 +252,7 @@ describe('the onceflow stack', () => {
           [`${bucket}/aggregates/hourly/*`],
         ),
         allow(['s3:PutObject'], [`${bucket}/rejects/aggregate/*`]),
-        allow(['s3:ListBucket'], [bucket]),
+        listing('aggregates/hourly/*'),
       ]),
     );
     // No managed policy: AWSLambdaBasicExecutionRole would allow log writes everywhere.

@@ -10,6 +10,7 @@ import {
   bodyOfSize,
   everyCellOfOneHour,
   growingHour,
+  oneLongOrder,
   tieScenarios,
   widestBatch,
 } from '../support/bounds.ts';
@@ -64,6 +65,11 @@ describe.each([
     ]);
     expect(hour?.byStatus.placed?.amounts.JPY).toBe('68');
     expect(hour?.byStatus.placed?.amounts.KWD).toBe('75.777');
+  });
+
+  it('applies five batches of 500 events of one order, its claims in ten writes per batch', async () => {
+    const p = await createPipeline();
+    await applyAndCheck(p, oneLongOrder(uniqueName('long')));
   });
 
   it('applies a hundred batches that each add new (status, currency) pairs to one hour', async () => {

@@ -96,7 +96,7 @@ describe.each([
 
 describe('transient failures', () => {
   it.each([
-    ['throttling on an order write', 'PutItem:order', 'throttle'],
+    ['throttling on an order write', 'UpdateItem:order', 'throttle'],
     ['throttling on the ledger claim', 'PutItem:batch', 'throttle'],
     ['a transaction conflict on the commit', 'TransactWriteItems', 'transaction-conflict'],
   ] as const)(

@@ -25,7 +25,7 @@ describe('a crash at any side-effecting call, followed by redelivery', () => {
   const ingestSites = [
     'PutItem:batch',
     'PutObject:raw',
-    'PutItem:order',
+    'UpdateItem:order',
     'TransactWriteItems',
     'SendMessageBatch',
   ];

@@ -4,8 +4,8 @@ import { type FaultKind, SIDE_EFFECT_SITES } from '../../harness/faults.ts';
 import type { GeneratedEvent } from '../../harness/generate.ts';
 import { referenceModel } from '../../harness/model.ts';
 import { currencyExponent } from '../../shared/currencies.ts';
-import { fromMinorUnits } from '../../shared/money.ts';
-import { createPipeline } from '../support/pipeline.ts';
+import { fromMinorUnits, toMinorUnits } from '../../shared/money.ts';
+import { createPipeline, type Pipeline } from '../support/pipeline.ts';
 
 type Ev = GeneratedEvent;
 
@@ -71,6 +71,41 @@ const scheduleArb = (batchCount: number) =>
     ),
   });
 
+type Schedule = {
+  copies: number[];
+  order: fc.Stream<number>;
+  invocationSize: number;
+};
+
+/**
+ * Delivers every copy of every body in the schedule's order, in SQS batches of its size; a
+ * failed message goes back to the end of the queue, as a redelivery.
+ */
+const deliverShuffled = async (
+  p: Pipeline,
+  bodies: readonly string[],
+  schedule: Schedule,
+  tag = '',
+) => {
+  const queue = bodies.flatMap((body, i) =>
+    Array.from({ length: schedule.copies[i % schedule.copies.length] ?? 1 }, () => body),
+  );
+  for (let i = queue.length - 1; i > 0; i--) {
+    const j = (schedule.order.next().value ?? 0) % (i + 1);
+    [queue[i], queue[j]] = [queue[j] ?? '', queue[i] ?? ''];
+  }
+  let invocations = 0;
+  while (queue.length > 0) {
+    if (++invocations > 200) throw new Error('the queue never drained');
+    const batch = queue
+      .splice(0, schedule.invocationSize)
+      .map((body, i) => ({ body, messageId: `m${tag}-${invocations}-${i}` }));
+    const res = await p.ingest(batch);
+    const failed = new Set(res.batchItemFailures.map((f) => f.itemIdentifier));
+    queue.push(...batch.filter((m) => failed.has(m.messageId)).map((m) => m.body));
+  }
+};
+
 describe('any delivery schedule', () => {
   it('gives the reference model’s orders and hourly aggregates, whatever the order, duplicates and crashes', async () => {
     await fc.assert(
@@ -79,27 +114,11 @@ describe('any delivery schedule', () => {
         async ([stream, schedule]) => {
           const p = await createPipeline();
           for (const fault of schedule.faults) p.faults.add(fault);
-          const bodies = stream.map((b) => JSON.stringify(b));
-          // Build the queue: every copy, shuffled by the generated order.
-          const queue = bodies.flatMap((body, i) =>
-            Array.from({ length: schedule.copies[i] ?? 1 }, () => body),
+          await deliverShuffled(
+            p,
+            stream.map((b) => JSON.stringify(b)),
+            schedule,
           );
-          const order = schedule.order;
-          for (let i = queue.length - 1; i > 0; i--) {
-            const j = (order.next().value ?? 0) % (i + 1);
-            [queue[i], queue[j]] = [queue[j] ?? '', queue[i] ?? ''];
-          }
-          // Invoke in SQS batches; a failed message goes back to the end of the queue.
-          let invocations = 0;
-          while (queue.length > 0) {
-            if (++invocations > 200) throw new Error('the queue never drained');
-            const batch = queue
-              .splice(0, schedule.invocationSize)
-              .map((body, i) => ({ body, messageId: `m-${invocations}-${i}` }));
-            const res = await p.ingest(batch);
-            const failed = new Set(res.batchItemFailures.map((f) => f.itemIdentifier));
-            queue.push(...batch.filter((m) => failed.has(m.messageId)).map((m) => m.body));
-          }
           await p.drainAggregates();
           const expected = referenceModel(stream);
           expect(await p.orders()).toEqual(expected.orders);
@@ -108,6 +127,99 @@ describe('any delivery schedule', () => {
         },
       ),
       { numRuns: 25 },
+    );
+  });
+});
+
+type Change = 'same' | 'amount' | 'status' | 'time' | 'customer';
+
+/** The event as a producer would re-send it: the same, or with one field changed. */
+const changed = (e: Ev, change: Change): Ev => {
+  const exponent = currencyExponent(e.currency) ?? 2;
+  switch (change) {
+    case 'same':
+      return e;
+    case 'amount':
+      return { ...e, amount: fromMinorUnits(toMinorUnits(e.amount, exponent) + 1n, exponent) };
+    case 'status':
+      return { ...e, status: e.status === 'placed' ? 'paid' : 'placed' };
+    case 'time':
+      return { ...e, eventTime: new Date(Date.parse(e.eventTime) + 60_000).toISOString() };
+    case 'customer':
+      return { ...e, customerId: 'C9' };
+  }
+};
+
+/** Re-sends of already sent events under new batch ids, regrouped, some with other content. */
+const resendArb = (stream: readonly { events: readonly Ev[] }[]) => {
+  const events = stream.flatMap((b) => b.events);
+  return fc
+    .array(
+      fc.record({
+        picks: fc.subarray(
+          events.map((_, i) => i),
+          { minLength: 1, maxLength: Math.min(4, events.length) },
+        ),
+        changes: fc.array(
+          fc.constantFrom<Change>('same', 'same', 'amount', 'status', 'time', 'customer'),
+          { minLength: 4, maxLength: 4 },
+        ),
+      }),
+      { minLength: 1, maxLength: 4 },
+    )
+    .map((resends) =>
+      resends.map(({ picks, changes }, k) => ({
+        batchId: `resend-${k}`,
+        events: picks.map((i, j) => changed(events[i] as Ev, changes[j] ?? 'same')),
+      })),
+    );
+};
+
+describe('re-sent events', () => {
+  it('count once whatever batches re-send them, and a conflicting copy is reported and never applied', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        streamArb.chain((stream) =>
+          fc.tuple(
+            fc.constant(stream),
+            resendArb(stream),
+            scheduleArb(stream.length + 4),
+            fc.infiniteStream(fc.nat()),
+          ),
+        ),
+        async ([stream, resends, schedule, order]) => {
+          const p = await createPipeline();
+          for (const fault of schedule.faults) p.faults.add(fault);
+          const original = new Map(stream.flatMap((b) => b.events).map((e) => [e.eventId, e]));
+          const conflicting = resends.filter((b) =>
+            b.events.some((e) => JSON.stringify(e) !== JSON.stringify(original.get(e.eventId))),
+          );
+          const identical = resends.filter((b) => !conflicting.includes(b));
+          // Identical copies race their originals in any order; a conflicting copy comes once
+          // its original was applied (else either content may be the first: both are valid).
+          await deliverShuffled(
+            p,
+            [...stream, ...identical].map((b) => JSON.stringify(b)),
+            schedule,
+          );
+          await deliverShuffled(
+            p,
+            conflicting.map((b) => JSON.stringify(b)),
+            { ...schedule, order },
+            'c',
+          );
+          await p.drainAggregates();
+          const expected = referenceModel([...stream, ...identical, ...conflicting]);
+          expect(await p.orders()).toEqual(expected.orders);
+          expect(await p.hourly()).toEqual(expected.hourly);
+          const rejects = await p.rejects();
+          expect(rejects.map((r) => r.reason)).toEqual(
+            Array.from({ length: expected.conflicts }, () => 'event-conflict'),
+          );
+          expect(await p.pendingBatches()).toEqual([]);
+        },
+      ),
+      { numRuns: 15 },
     );
   });
 });

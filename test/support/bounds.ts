@@ -60,6 +60,26 @@ export const widestBatch = (prefix: string): BoundBatch =>
     }),
   );
 
+/**
+ * 500 events of one order with 128-character ids, then the same order again in four more such
+ * batches: one order's claims in ten writes per batch, and its item holding 2,500 of them.
+ */
+export const oneLongOrder = (prefix: string, batches = 5): BoundBatch[] =>
+  Array.from({ length: batches }, (_, b) =>
+    batchOf(
+      `${prefix}-long-${b}`,
+      Array.from({ length: MAX_EVENTS_PER_BATCH }, (_, i) => ({
+        eventId: `${prefix}-${b}-${i}-`.padEnd(128, 'e'),
+        orderId: `${prefix}-`.padEnd(128, 'o'),
+        customerId: 'C',
+        status: ORDER_STATUSES[i % ORDER_STATUSES.length] ?? 'placed',
+        amount: amountFor('EUR', i),
+        currency: 'EUR',
+        eventTime: time(START + b * HOUR + i * 1000),
+      })),
+    ),
+  );
+
 /** Every (status, currency) cell in one hour, one event each, split into batches of at most 500. */
 export const everyCellOfOneHour = (prefix: string): BoundBatch[] => {
   const events = ORDER_STATUSES.flatMap((status, s) =>

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { aggregateHour, counterDeltas, sameAggregate } from '../../shared/aggregate.ts';
+import { settleOrder } from '../../shared/claims.ts';
 import { planBatch } from '../../shared/ingest.ts';
-import { compareUtf8, newestPerOrder } from '../../shared/order-state.ts';
+import { compareUtf8 } from '../../shared/order-state.ts';
 import { type OrderBatch, validateBatch } from '../../shared/schema.ts';
 import { PERMUTATIONS, TIE_IDS } from '../support/bounds.ts';
 
@@ -30,7 +31,7 @@ const ev = (
 });
 
 describe('planning a batch', () => {
-  it('writes each order once, with its newest event (event id breaks ties)', () => {
+  it('settles each order once, its state the newest event (event id breaks ties)', () => {
     const plan = planBatch(
       parse({
         batchId: 'b',
@@ -43,9 +44,14 @@ describe('planning a batch', () => {
       }),
       { counterShards: 4 },
     );
-    expect(plan.orderUpdates.map((e) => [e.orderId, e.eventId])).toEqual([
-      ['1', 'a'],
-      ['2', 'd'],
+    expect(plan.orders.map((events) => events.map((e) => e.eventId))).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+    const fresh = { newest: undefined, claimOf: () => undefined };
+    expect(plan.orders.map((events) => settleOrder(fresh, 'b', events).newState?.eventId)).toEqual([
+      'a',
+      'd',
     ]);
     expect(plan.hours).toEqual(['2026-10-01T09:00:00Z', '2026-10-01T10:00:00Z']);
     expect(plan.archiveKey).toBe('raw/date=2026-10-01/hour=09/b.json');
@@ -112,7 +118,8 @@ describe('the tie order', () => {
         batchId: 'tie',
         events: order.map((i) => ev(ids[i] ?? '', 'o', '2026-10-01T09:00:00Z')),
       });
-      expect(newestPerOrder(batch.events).map((e) => e.eventId)).toEqual(['e-\u{1F600}']);
+      const fresh = { newest: undefined, claimOf: () => undefined };
+      expect(settleOrder(fresh, 'tie', batch.events).newState?.eventId).toBe('e-\u{1F600}');
     }
   });
 });
