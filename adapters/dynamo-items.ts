@@ -12,6 +12,10 @@ import {
 
 export type Item = Record<string, AttributeValue>;
 
+/** The table's key, both strings, and its TTL attribute: what the template must define. */
+export const TABLE_KEY = { partition: 'pk', sort: 'sk' } as const;
+export const TTL_ATTRIBUTE = 'expiresAt';
+
 const LEDGER_SK = 'LEDGER';
 const ORDER_SK = 'STATE';
 export const ORDER_PK_PREFIX = 'ORDER#';

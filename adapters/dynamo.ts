@@ -31,6 +31,7 @@ import {
   readString,
   S,
   scanPrefix,
+  TTL_ATTRIBUTE,
 } from './dynamo-items.ts';
 
 /**
@@ -45,6 +46,7 @@ export const touchesLedgerOf =
 const toLedgerEntry = (item: Item): LedgerEntry => ({
   digest: readString(item, 'digest'),
   archiveKey: readString(item, 'archiveKey'),
+  receivedAtMs: item.receivedAt?.N === undefined ? undefined : Number(item.receivedAt.N),
   parts: Number(readInteger(item, 'parts')),
   doneParts: new Set((item.doneParts?.NS ?? []).map(Number)),
 });
@@ -122,7 +124,11 @@ export const commitPartRequest = (
 };
 
 /** The ledger entry a claim creates (pure, so its size can be checked against the limits). */
-export const ledgerItem = (plan: BatchPlan, expiresAtSeconds: number | undefined): Item => ({
+export const ledgerItem = (
+  plan: BatchPlan,
+  expiresAtSeconds: number | undefined,
+  receivedAtMs: number,
+): Item => ({
   ...keyOf(ledgerKey(plan.batch.batchId)),
   kind: S('batch'),
   batchId: S(plan.batch.batchId),
@@ -130,7 +136,8 @@ export const ledgerItem = (plan: BatchPlan, expiresAtSeconds: number | undefined
   parts: N(plan.parts.length),
   events: N(plan.batch.events.length),
   archiveKey: S(plan.archiveKey),
-  ...(expiresAtSeconds === undefined ? {} : { expiresAt: N(expiresAtSeconds) }),
+  receivedAt: N(receivedAtMs),
+  ...(expiresAtSeconds === undefined ? {} : { [TTL_ATTRIBUTE]: N(expiresAtSeconds) }),
 });
 
 export class DynamoLedger implements Ledger {
@@ -162,12 +169,28 @@ export class DynamoLedger implements Ledger {
     return result;
   }
 
-  async claim(plan: BatchPlan, expiresAtSeconds: number | undefined): Promise<ClaimResult> {
+  /** The archive keys of the batches still pending (a scan of the ledger: for operators). */
+  async pendingArchiveKeys(): Promise<string[]> {
+    const items = await scanPrefix(this.#client, this.#table, BATCH_PK_PREFIX, [
+      'parts',
+      'doneParts',
+      'archiveKey',
+    ]);
+    return items
+      .filter((item) => (item.doneParts?.NS?.length ?? 0) < Number(item.parts?.N ?? 1))
+      .map((item) => readString(item, 'archiveKey'));
+  }
+
+  async claim(
+    plan: BatchPlan,
+    expiresAtSeconds: number | undefined,
+    receivedAtMs: number,
+  ): Promise<ClaimResult> {
     try {
       await this.#client.send(
         new PutItemCommand({
           TableName: this.#table,
-          Item: ledgerItem(plan, expiresAtSeconds),
+          Item: ledgerItem(plan, expiresAtSeconds, receivedAtMs),
           ConditionExpression: 'attribute_not_exists(pk)',
           // The existing entry comes back with the failure: no second read for a duplicate.
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

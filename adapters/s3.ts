@@ -14,7 +14,13 @@ import { type HourAggregate, HourAggregateSchema } from '../shared/aggregate.ts'
 import type { AggregateObjects, StoredObject } from '../shared/aggregator.ts';
 import { RetryableError } from '../shared/errors.ts';
 import type { Quarantine, RawArchive, Reject } from '../shared/ingest.ts';
-import { AGGREGATE_PREFIX, hourObjectKey, hourOfObjectKey, rejectKey } from '../shared/keys.ts';
+import {
+  AGGREGATE_PREFIX,
+  arrivalKey,
+  hourObjectKey,
+  hourOfObjectKey,
+  rejectKey,
+} from '../shared/keys.ts';
 import {
   isConditionalConflict,
   isNotFound,
@@ -89,6 +95,18 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects {
         await sleep(this.#conflictBackoffMs * 2 ** (attempt - 1));
       }
     }
+  }
+
+  /** A marker: its key names the hour and the archive key (see `arrivalKey`). */
+  async recordArrival(receivedAtMs: number, archiveKey: string): Promise<void> {
+    await this.#client.send(
+      new PutObjectCommand({
+        Bucket: this.#bucket,
+        Key: arrivalKey(receivedAtMs, archiveKey),
+        Body: JSON.stringify({ receivedAt: new Date(receivedAtMs).toISOString(), archiveKey }),
+        ContentType: JSON_TYPE,
+      }),
+    );
   }
 
   async put(reject: Reject): Promise<void> {

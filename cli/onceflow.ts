@@ -7,6 +7,7 @@
 import { register as aggregatesCommand } from './commands/aggregates.ts';
 import { register as chaosCommand } from './commands/chaos.ts';
 import { register as drainCommand } from './commands/drain.ts';
+import { register as drillCommand } from './commands/drill.ts';
 import { register as generateCommand } from './commands/generate.ts';
 import { register as localCommand } from './commands/local.ts';
 import { register as ordersCommand } from './commands/orders.ts';
@@ -15,12 +16,14 @@ import { register as rejectsCommand } from './commands/rejects.ts';
 import { register as replayCommand } from './commands/replay.ts';
 import { register as sendCommand } from './commands/send.ts';
 import { register as statusCommand } from './commands/status.ts';
+import { register as tableCommand } from './commands/table.ts';
 import { program } from './program.ts';
 
 for (const register of [
   aggregatesCommand,
   chaosCommand,
   drainCommand,
+  drillCommand,
   generateCommand,
   localCommand,
   ordersCommand,
@@ -29,6 +32,7 @@ for (const register of [
   replayCommand,
   sendCommand,
   statusCommand,
+  tableCommand,
 ])
   register(program);
 

@@ -5,7 +5,8 @@
  * (crashes before and after every side-effecting call, throttling, transaction conflicts, S3
  * 409s, concurrent twins of a delivery, duplicate sends, reordering, a DLQ redrive, applied
  * events re-sent in new batches, some with other content, an archive replay, a reconcile,
- * aggregator runs finishing out of order), drains, and compares the end
+ * aggregator runs finishing out of order, the table restored to an earlier copy and recovered
+ * by the runbook), drains, and compares the end
  * state with a reference model. The steps live in `chaos/`: the world (`world.ts`), the stream
  * (`stream.ts`), the faults (`draw-faults.ts`), delivery (`delivery.ts`), the course of a
  * schedule (`play.ts`) and the verdict (`judge.ts`).
@@ -37,6 +38,8 @@ export interface ScheduleResult {
   /** Applied events re-sent in new batches mid-run, and the conflicting ones reported. */
   readonly resentEvents: number;
   readonly eventConflicts: number;
+  /** Whether the table was restored to an earlier copy and recovered by the runbook. */
+  readonly restored: boolean;
   readonly diff?: string;
 }
 
@@ -51,6 +54,7 @@ export interface ChaosSummary {
   readonly wideSchedules: number;
   readonly resentEvents: number;
   readonly eventConflicts: number;
+  readonly restores: number;
   readonly crashPoints: { covered: number; total: number };
   readonly failures: { seed: number; diff: string }[];
 }
@@ -68,6 +72,8 @@ export interface ScheduleOptions {
   readonly orders: number;
   /** The crash point this schedule must exercise (forced on its first call). */
   readonly mandatoryPoint?: string;
+  /** Whether to run the restore drill; default drawn from the seed (about one in five). */
+  readonly restore?: boolean;
   /** Told about the stack copy the schedule runs on (tests compare it with the template). */
   readonly onProvisioned?: (copy: StackCopy) => void;
 }
@@ -81,7 +87,12 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     batchIds: stream.stream.batches.map((b) => b.batchId),
     maxReceives: maxReceiveCount(world.copy.queues.orders),
   });
-  const resent = await play(world, deliveryFor(world, dice), dice, stream, o.seed);
+  // A restore drill in about a fifth of the schedules, and wherever the caller asks for one.
+  const restore = o.restore ?? dice.chance(0.2);
+  const { resent, restoreResent } = await play(world, deliveryFor(world, dice), dice, stream, {
+    seed: o.seed,
+    restore,
+  });
   const verdict = await judge(world, stream, resent);
   const fired = world.faults.fired;
   return {
@@ -96,6 +107,7 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     wide: stream.wide,
     resentEvents: resent.events,
     eventConflicts: verdict.eventConflicts,
+    restored: restoreResent !== undefined,
     ...(verdict.diffs.length ? { diff: verdict.diffs.join('; ') } : {}),
   };
 };
@@ -112,6 +124,7 @@ export const summaryOf = (r: ScheduleResult): ChaosSummary => ({
   wideSchedules: r.wide ? 1 : 0,
   resentEvents: r.resentEvents,
   eventConflicts: r.eventConflicts,
+  restores: r.restored ? 1 : 0,
   crashPoints: { covered: new Set(r.crashPoints).size, total: CRASH_POINTS.length },
   failures: r.diff ? [{ seed: r.seed, diff: r.diff }] : [],
 });
@@ -138,11 +151,12 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     wideSchedules: 0,
     resentEvents: 0,
     eventConflicts: 0,
+    restores: 0,
   };
   const failures: { seed: number; diff: string }[] = [];
   for (let i = 0; i < o.schedules; i++) {
     const seed = scheduleSeed(o.seed, i);
-    // Every crash point is forced in turn, so any run of 14+ schedules covers them all.
+    // Every crash point is forced in turn, so any run of 16+ schedules covers them all.
     const point = CRASH_POINTS[i % CRASH_POINTS.length];
     const result = await runSchedule({
       endpoint: o.endpoint,
@@ -150,6 +164,8 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
       seed,
       orders: o.orders,
       ...(point === undefined ? {} : { mandatoryPoint: point }),
+      // The first schedule of every run restores, so any run includes the drill.
+      ...(i === 0 ? { restore: true } : {}),
     });
     summary.schedules++;
     summary.events += result.events;
@@ -161,6 +177,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     summary.wideSchedules += result.wide ? 1 : 0;
     summary.resentEvents += result.resentEvents;
     summary.eventConflicts += result.eventConflicts;
+    summary.restores += result.restored ? 1 : 0;
     for (const point of result.crashPoints) covered.add(point);
     if (result.diff) failures.push({ seed, diff: result.diff });
     o.onSchedule?.(result, i);
@@ -179,4 +196,5 @@ export const formatSummary = (s: ChaosSummary) =>
   `${s.schedules.toLocaleString('en-US')} schedules, ${s.events.toLocaleString('en-US')} events, ${s.lost} lost, ${s.doubleCounted} double-counted, ` +
   `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}; ` +
   `${s.s3Conflicts} S3 409s on the archive, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
-  `${s.resentEvents.toLocaleString('en-US')} applied events re-sent in new batches, ${s.eventConflicts} event conflicts reported`;
+  `${s.resentEvents.toLocaleString('en-US')} applied events re-sent in new batches, ${s.eventConflicts} event conflicts reported; ` +
+  `${s.restores} table restores recovered by the runbook`;

@@ -55,6 +55,7 @@ export const callSite = (command: string, input: unknown): string => {
 export const SIDE_EFFECT_SITES = [
   'PutItem:batch',
   'PutObject:raw',
+  'PutObject:arrivals',
   'UpdateItem:order',
   'TransactWriteItems',
   'SendMessageBatch',

@@ -7,6 +7,7 @@ import {
   type StackProps,
   Validations,
 } from 'aws-cdk-lib';
+import { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct, IConstruct } from 'constructs';
@@ -71,7 +72,11 @@ export class OnceflowStack extends Stack {
     this.aggregateQueue = new QueueWithDlq(this, 'AggregateQueue', {
       visibilityTimeout: visibilityFor(props.aggregate),
     });
-    const table = this.table.table;
+    // After a point-in-time restore the functions are pointed at the restored table; the
+    // stack's own table is kept as it is (nothing is deleted by switching).
+    const table = settings.tableName
+      ? TableV2.fromTableName(this, 'RestoredTable', settings.tableName)
+      : this.table.table;
     const bucket = this.data.bucket;
     const common = {
       TABLE_NAME: table.tableName,
@@ -117,7 +122,11 @@ export class OnceflowStack extends Stack {
       new PolicyStatement({
         effect: Effect.ALLOW,
         actions: ['s3:PutObject'],
-        resources: [bucket.arnForObjects('raw/*'), bucket.arnForObjects('rejects/ingest/*')],
+        resources: [
+          bucket.arnForObjects('raw/*'),
+          bucket.arnForObjects('arrivals/*'),
+          bucket.arnForObjects('rejects/ingest/*'),
+        ],
       }),
     );
     // An event conflict's report shows the first content, read from the claiming batch's archive.
@@ -210,7 +219,7 @@ export class OnceflowStack extends Stack {
       (this.data.bucket.node.defaultChild as CfnBucket).logicalId,
     ) as string;
     const prefixes: [SqsFunction, string[]][] = [
-      [this.ingest, ['raw/*', 'rejects/ingest/*']],
+      [this.ingest, ['raw/*', 'arrivals/*', 'rejects/ingest/*']],
       [this.aggregate, ['aggregates/hourly/*', 'rejects/aggregate/*']],
     ];
     for (const [fn, keys] of prefixes) {

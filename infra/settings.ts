@@ -24,6 +24,17 @@ const SettingsSchema = v.object({
   ledgerRetentionDays: v.optional(positive(36_500)),
   /** Days before quarantined messages under rejects/ expire. Default 90. */
   rejectRetentionDays: v.optional(positive(3650), 90),
+  /**
+   * An existing table for the functions to use instead of the stack's own: the table a
+   * point-in-time restore created (see the README's runbook). The stack's own table stays, and
+   * is used again once this is removed. Default: the stack's own table.
+   */
+  tableName: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[A-Za-z0-9_.-]{3,255}$/, 'tableName must be a DynamoDB table name'),
+    ),
+  ),
 });
 
 export type Settings = v.InferOutput<typeof SettingsSchema>;
@@ -31,7 +42,7 @@ export type Settings = v.InferOutput<typeof SettingsSchema>;
 /** Reads the settings from a construct node's context; throws naming each bad key. */
 export const readSettings = (context: (key: string) => unknown): Settings => {
   const raw = Object.fromEntries(
-    ['stage', 'alarmEmail', 'ledgerRetentionDays', 'rejectRetentionDays']
+    ['stage', 'alarmEmail', 'ledgerRetentionDays', 'rejectRetentionDays', 'tableName']
       .map((key) => [key, context(key)])
       .filter(([, value]) => value !== undefined),
   );

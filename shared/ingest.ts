@@ -90,6 +90,8 @@ export interface LedgerEntry {
   readonly doneParts: ReadonlySet<number>;
   /** Where the batch's raw body is archived (to show the first content of an event conflict). */
   readonly archiveKey: string;
+  /** When the batch was first claimed (epoch ms); undefined for entries older than the field. */
+  readonly receivedAtMs: number | undefined;
 }
 
 export type ClaimResult =
@@ -98,7 +100,11 @@ export type ClaimResult =
 
 export interface Ledger {
   /** Creates the ledger entry unless one exists; returns the existing one otherwise. */
-  claim(plan: BatchPlan, expiresAtSeconds: number | undefined): Promise<ClaimResult>;
+  claim(
+    plan: BatchPlan,
+    expiresAtSeconds: number | undefined,
+    receivedAtMs: number,
+  ): Promise<ClaimResult>;
   /**
    * Atomically marks `part` done and adds `deltas` (the part's claimed increments). True only
    * when this call performed the commit; false when the part was already done (by an earlier or
@@ -130,6 +136,8 @@ export interface RawArchive {
   putOnce(key: string, body: string): Promise<void>;
   /** An archived body; undefined when there is none. */
   getText(key: string): Promise<string | undefined>;
+  /** Files the archived batch under the hour it was received (idempotent). */
+  recordArrival(receivedAtMs: number, archiveKey: string): Promise<void>;
 }
 
 export interface HourNotifier {
@@ -237,7 +245,8 @@ const claimAndApply = async (
     expiresAt = Math.ceil((Math.max(now, plan.latestMs) + retention * 1000) / 1000);
   }
 
-  const claim = await ports.ledger.claim(plan, expiresAt);
+  const receivedAtMs = ports.now();
+  const claim = await ports.ledger.claim(plan, expiresAt, receivedAtMs);
   let done: ReadonlySet<number> = new Set();
   if (!claim.claimed) {
     if (claim.entry.digest !== plan.digest) {
@@ -252,6 +261,9 @@ const claimAndApply = async (
   }
 
   await ports.archive.putOnce(plan.archiveKey, message.body);
+  // Filed under the first claim's hour, so every delivery of the batch writes the same marker.
+  const firstReceived = claim.claimed ? receivedAtMs : claim.entry.receivedAtMs;
+  await ports.archive.recordArrival(firstReceived ?? receivedAtMs, plan.archiveKey);
   const claimant = { batchId: plan.batch.batchId, expiresAtSeconds: expiresAt, nowMs: ports.now() };
   const settled = await mapLimit(plan.orders, settings.writeConcurrency, (events) =>
     ports.orders.settle(events, claimant),

@@ -22,6 +22,27 @@ export const RAW_PREFIX = 'raw/';
 export const rawArchiveKey = (batchId: string, earliestHour: string) =>
   `${RAW_PREFIX}date=${earliestHour.slice(0, 10)}/hour=${earliestHour.slice(11, 13)}/${encodeURIComponent(batchId)}.json`;
 
+export const ARRIVAL_PREFIX = 'arrivals/';
+/**
+ * The arrival index: one empty marker per archived batch, filed under the UTC hour its ledger
+ * claim was first made, named after its archive key. Listing the hours since a point in time
+ * finds every batch received since, whatever its events' times: the restore drill's replay.
+ * `2026-12-01T04:…` + `raw/date=2026-10-01/hour=09/b.json` →
+ * `arrivals/date=2026-12-01/hour=04/date=2026-10-01/hour=09/b.json`
+ */
+export const arrivalKey = (receivedAtMs: number, archiveKey: string) => {
+  const hour = new Date(receivedAtMs).toISOString();
+  return `${ARRIVAL_PREFIX}date=${hour.slice(0, 10)}/hour=${hour.slice(11, 13)}/${archiveKey.slice(RAW_PREFIX.length)}`;
+};
+/** The listing prefix of the arrivals of one UTC hour (`2026-12-01T04:00:00Z`). */
+export const arrivalHourPrefix = (hour: string) =>
+  `${ARRIVAL_PREFIX}date=${hour.slice(0, 10)}/hour=${hour.slice(11, 13)}/`;
+/** The archive key an arrival marker names; undefined for any other key. */
+export const archiveKeyOfArrival = (key: string): string | undefined => {
+  const m = /^arrivals\/date=\d{4}-\d{2}-\d{2}\/hour=\d{2}\/(.+)$/.exec(key);
+  return m ? `${RAW_PREFIX}${m[1]}` : undefined;
+};
+
 export const REJECT_PREFIX = 'rejects/';
 /**
  * Keyed by SQS message id (or, for an event conflict, by batch and event), so a redelivered

@@ -18,7 +18,7 @@ export const register = (program: Command): void => {
         (o: { port: string; demo?: boolean }) =>
           new Promise<number>((resolve) => {
             const args = [
-              join(import.meta.dirname, '..', 'local', 'start.ts'),
+              join(import.meta.dirname, '..', '..', 'local', 'start.ts'),
               '--keep',
               '--port',
               o.port,

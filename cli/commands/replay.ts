@@ -1,16 +1,24 @@
 /** `onceflow replay dlq` and `replay archive`. */
-import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { ListMessageMoveTasksCommand, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
 import { type Command, Option } from 'commander';
+import { DynamoLedger } from '../../adapters/dynamo.ts';
+import { eventHoursOf, type RecoverySelection, recoveryKeys } from '../../adapters/recovery.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
-import { hoursBetween } from '../../shared/time.ts';
+import { formatHour, hoursBetween, parseEventTime } from '../../shared/time.ts';
 import { progress, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import type { Interval } from './interval.ts';
 import { parseInterval } from './interval.ts';
 import { sendLines } from './send.ts';
+
+/** An RFC 3339 time or a date, as epoch milliseconds. */
+const instantOf = (flag: string, text: string): number => {
+  const instant = parseEventTime(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
+  if (!instant) throw new CliError(`${flag} ${text}: give an RFC 3339 time or a date`);
+  return instant.epochMs;
+};
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -75,23 +83,44 @@ export const archivedKeys = async (target: Target, interval: Interval): Promise<
   return keys;
 };
 
-/** Re-sends archived batches. Safe: the ledger recognises every batch already applied. */
+export interface ArchiveSelection extends RecoverySelection {
+  /** Batches whose earliest event falls in this interval. */
+  readonly interval?: Interval;
+}
+
+/**
+ * Re-sends archived batches: by their events' interval, by when they were received, and those
+ * the ledger shows pending. Safe: the ledger recognises every batch already applied.
+ */
 export const replayArchive = async (
   target: Target,
-  interval: Interval,
+  selection: ArchiveSelection,
   onProgress?: (sent: number, total: number) => void,
 ) => {
-  const bucket = target.output('BucketName');
-  const keys = await archivedKeys(target, interval);
-  const bodies: string[] = [];
+  const store = new S3Store(target.clients.s3, target.output('BucketName'));
+  const ledger = new DynamoLedger(target.clients.dynamo, target.output('TableName'));
+  const keys = [
+    ...new Set([
+      ...(selection.interval ? await archivedKeys(target, selection.interval) : []),
+      ...(await recoveryKeys(store, ledger, selection)),
+    ]),
+  ];
+  const found: { key: string; body: string }[] = [];
+  const missing: string[] = [];
   for (const key of keys) {
-    const out = await target.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    bodies.push((await out.Body?.transformToString()) ?? '');
+    const body = await store.getText(key);
+    if (body === undefined) missing.push(key);
+    else found.push({ key, body });
   }
+  const bodies = found.map((f) => f.body);
   const { sent, refused } = await sendLines(target, bodies, onProgress ? { onProgress } : {});
   return {
     batches: sent,
-    refused: refused.map((r) => ({ key: keys[r.line - 1] ?? '', reason: r.reason })),
+    /** Archive keys named by the index or the ledger but absent (a pending batch never archived). */
+    missing,
+    /** The event hours the re-sent batches touch: what to reconcile once drained. */
+    hours: eventHoursOf(bodies),
+    refused: refused.map((r) => ({ key: found[r.line - 1]?.key ?? '', reason: r.reason })),
   };
 };
 
@@ -126,24 +155,62 @@ export const register = (program: Command): void => {
   replay
     .command('archive')
     .description(
-      're-send the archived raw batches of an interval (already applied ones are skipped by the ledger)',
+      're-send archived raw batches: by event time, by arrival time, or those pending in the ledger (already applied ones are skipped by the ledger)',
     )
-    .requiredOption('--from <time>', 'first hour of the batches’ earliest events (inclusive)')
-    .requiredOption('--to <time>', 'end hour (exclusive)')
+    .option('--from <time>', 'first hour of the batches’ earliest events (inclusive)')
+    .option('--to <time>', 'end hour (exclusive)')
+    .option(
+      '--received-from <time>',
+      'batches received at or after this RFC 3339 time (from the start of its hour)',
+    )
+    .option('--received-to <time>', 'batches received before this time (default now)')
+    .option('--pending', 'also the batches the ledger shows pending (after a table restore)')
     .addHelpText(
       'after',
-      '\nExample:\n  npx onceflow replay archive --from 2026-10-01 --to 2026-10-02',
+      '\nExample:\n  npx onceflow replay archive --from 2026-10-01 --to 2026-10-02\n' +
+        '  npx onceflow replay archive --received-from 2026-12-01T03:00:00Z --pending',
     )
     .action(
-      run(async (o: { from: string; to: string }) => {
-        const interval = parseInterval(o.from, o.to, true);
-        if (!interval) return 1;
-        const bar = progress('replaying');
-        const { batches, refused } = await replayArchive(await target(), interval, bar.update);
-        bar.stop();
-        console.log(`re-sent ${batches} archived batches`);
-        for (const r of refused) console.error(`${r.key} was not sent: ${r.reason}`);
-        return refused.length > 0 ? 1 : 0;
-      }),
+      run(
+        async (o: {
+          from?: string;
+          to?: string;
+          receivedFrom?: string;
+          receivedTo?: string;
+          pending?: boolean;
+        }) => {
+          const interval = parseInterval(o.from, o.to, false);
+          const receivedFromMs =
+            o.receivedFrom === undefined ? undefined : instantOf('--received-from', o.receivedFrom);
+          const receivedToMs =
+            o.receivedTo === undefined ? undefined : instantOf('--received-to', o.receivedTo);
+          if (!interval && receivedFromMs === undefined && !o.pending) {
+            throw new CliError('give --from and --to, --received-from, or --pending');
+          }
+          const bar = progress('replaying');
+          const result = await replayArchive(
+            await target(),
+            {
+              ...(interval ? { interval } : {}),
+              ...(receivedFromMs === undefined ? {} : { receivedFromMs }),
+              ...(receivedToMs === undefined ? {} : { receivedToMs }),
+              ...(o.pending ? { pending: true } : {}),
+            },
+            bar.update,
+          );
+          bar.stop();
+          console.log(`re-sent ${result.batches} archived batches`);
+          if (result.hours) {
+            const [from, to] = [result.hours.fromMs, result.hours.toMs].map(formatHour);
+            console.log(
+              `their events fall in ${from} – ${to}; once drained: npx onceflow reconcile --from ${from} --to ${to}`,
+            );
+          }
+          for (const key of result.missing)
+            console.error(`${key} is named but not archived (its message is still queued)`);
+          for (const r of result.refused) console.error(`${r.key} was not sent: ${r.reason}`);
+          return result.refused.length > 0 ? 1 : 0;
+        },
+      ),
     );
 };

@@ -3,7 +3,7 @@ import { touchesLedgerOf } from '../../adapters/dynamo.ts';
 import { type FaultInjector, type FaultKind, SIDE_EFFECT_SITES } from '../faults.ts';
 import type { Dice } from './dice.ts';
 
-/** The call sites whose crash (before or after) must be exercised: 7 sites × 2 = 14 points. */
+/** The call sites whose crash (before or after) must be exercised: 8 sites × 2 = 16 points. */
 export const CRASH_SITES = SIDE_EFFECT_SITES.filter((site) => site !== 'DeleteObject:aggregates');
 export const CRASH_POINTS = CRASH_SITES.flatMap((site) => [
   `crash-before@${site}`,

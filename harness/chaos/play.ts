@@ -1,13 +1,17 @@
 /**
  * The course of a schedule: half the stream, a DLQ redrive, applied events re-sent in new
  * batches, the rest, an archive replay and a reconcile mid-run, then whatever failed too often
- * redriven until everything settles.
+ * redriven until everything settles; in some schedules, the table restored to a copy taken
+ * earlier and the runbook's recovery.
  */
+
+import type { TableSnapshot } from '../../local/snapshot.ts';
 import { publishHour } from '../../shared/aggregator.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
 import type { Delivery } from './delivery.ts';
 import type { Dice } from './dice.ts';
 import { type Resent, resendSomeEvents } from './resend.ts';
+import { restoreAndReapply, takeSnapshot } from './restore.ts';
 import type { ScheduleStream } from './stream.ts';
 import type { World } from './world.ts';
 
@@ -26,23 +30,38 @@ const reconcileSomeHours = async (world: World, dice: Dice) => {
     await publishHour(hour, world.aggregatorPorts).catch(() => undefined);
 };
 
+export interface Played {
+  readonly resent: Resent;
+  /** Batches re-sent by the restore drill; undefined when the schedule had none. */
+  readonly restoreResent: number | undefined;
+}
+
 export const play = async (
   world: World,
   delivery: Delivery,
   dice: Dice,
   s: ScheduleStream,
-  seed: number,
-): Promise<Resent> => {
+  o: { seed: number; restore: boolean },
+): Promise<Played> => {
   const { orders, ordersDlq } = world.copy.queues;
+  // Where the drill's copy is taken: after the first half applied, after the second, or at the
+  // end. (Not before the first: then an original and a conflicting copy of one of its events
+  // would both be re-sent, and either may win the race; see the README's limits.)
+  const copyAt = o.restore ? dice.int(0, 2) : -1;
+  let snapshot: TableSnapshot | undefined;
   const half = Math.ceil(s.sends.length / 2);
   await delivery.send(s.sends.slice(0, half));
   await delivery.runAll();
+  if (copyAt === 0) snapshot = await takeSnapshot(world);
   await delivery.redrive(ordersDlq, orders);
-  const resent = await resendSomeEvents(world, dice, seed, s.stream.batches, delivery.send);
+  const resent = await resendSomeEvents(world, dice, o.seed, s.stream.batches, delivery.send);
   await delivery.send(s.sends.slice(half));
   await replaySomeOfTheArchive(world, delivery, dice);
   await reconcileSomeHours(world, dice);
   await delivery.runAll();
+  if (copyAt === 1) snapshot = await takeSnapshot(world);
   await delivery.settle(5);
-  return resent;
+  if (copyAt === 2) snapshot = await takeSnapshot(world);
+  const restoreResent = snapshot ? await restoreAndReapply(world, delivery, snapshot) : undefined;
+  return { resent, restoreResent };
 };

@@ -11,13 +11,16 @@ export interface OrderTableProps {
 export class OrderTable extends Construct {
   /** The TTL attribute used when a ledger retention is configured. */
   static readonly TTL_ATTRIBUTE = 'expiresAt';
+  /** The key: both strings (the item layout's, `adapters/dynamo-items.ts`; a test holds them equal). */
+  static readonly PARTITION_KEY = 'pk';
+  static readonly SORT_KEY = 'sk';
   readonly table: TableV2;
 
   constructor(scope: Construct, id: string, props: OrderTableProps) {
     super(scope, id);
     this.table = new TableV2(this, 'Table', {
-      partitionKey: { name: 'pk', type: AttributeType.STRING },
-      sortKey: { name: 'sk', type: AttributeType.STRING },
+      partitionKey: { name: OrderTable.PARTITION_KEY, type: AttributeType.STRING },
+      sortKey: { name: OrderTable.SORT_KEY, type: AttributeType.STRING },
       billing: Billing.onDemand(),
       encryption: TableEncryptionV2.awsManagedKey(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },

@@ -31,7 +31,7 @@ describe('chaos schedules', () => {
       staleOverwrites: 0,
       mismatches: 0,
     });
-    expect(summary.crashPoints).toEqual({ covered: CRASH_POINTS.length, total: 14 });
+    expect(summary.crashPoints).toEqual({ covered: CRASH_POINTS.length, total: 16 });
     expect(summary.events).toBeGreaterThan(1000);
     // The seed draws 409s on archive writes and schedules with batches at the contract's bounds.
     expect(summary.s3Conflicts).toBeGreaterThan(0);
@@ -39,6 +39,8 @@ describe('chaos schedules', () => {
     // Applied events re-sent in new batches, some with other content, reported each once.
     expect(summary.resentEvents).toBeGreaterThan(0);
     expect(summary.eventConflicts).toBeGreaterThan(0);
+    // And the table restored to an earlier copy, then recovered by the runbook's steps.
+    expect(summary.restores).toBeGreaterThan(0);
   });
 
   it('holds for a fresh random seed too (printed: rerun a failure with --seed)', {
@@ -58,6 +60,7 @@ describe('chaos schedules', () => {
     console.log(`chaos, seed ${seed}: ${formatSummary(summary)}`);
     expect(summary.failures).toEqual([]);
     expect(summary.mismatches).toBe(0);
+    expect(summary.restores).toBeGreaterThan(0);
   });
 });
 

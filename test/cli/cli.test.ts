@@ -1,17 +1,19 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { referenceModel } from '../../harness/model.ts';
 import { type Emulators, LOCAL_CREDENTIALS, startEmulators } from '../../local/emulators.ts';
+import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { writeLocalState } from '../../local/state.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
 import { bodyOfSize } from '../support/bounds.ts';
-import { DEADLINE_S } from '../support/deadlines.ts';
+import { DEADLINE_MS, DEADLINE_S } from '../support/deadlines.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { stateViews, uniqueName } from '../support/pipeline.ts';
 
@@ -157,6 +159,80 @@ describe('onceflow against the local stack', () => {
     };
     expect(status.ledger).toEqual({ applied: 3, pending: 0 });
     expect(status.queues.every((q) => q.visible === 0)).toBe(true);
+  });
+
+  it('rehearses a table restore with drill snapshot and drill restore, every check passing', async () => {
+    await using s = await stack();
+    expect((await s.cli('send', SEED)).code).toBe(0);
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+    const snapshot = await s.cli('drill', 'snapshot');
+    expect(snapshot.code).toBe(0);
+    const at = /--at (\S+)/.exec(snapshot.stdout)?.[1] ?? '';
+    // After the copy: a late batch, its events a week old.
+    const late = join(dir, `${uniqueName('late')}.ndjson`);
+    writeFileSync(
+      late,
+      `${JSON.stringify({
+        batchId: uniqueName('late'),
+        events: [
+          {
+            eventId: 'late-1',
+            orderId: 'late-order',
+            customerId: 'C9',
+            status: 'paid',
+            amount: '12.00',
+            currency: 'EUR',
+            eventTime: '2026-09-24T08:15:00Z',
+          },
+        ],
+      })}\n`,
+    );
+    expect((await s.cli('send', late)).code).toBe(0);
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+    const before = { orders: await s.views.orders(), hourly: await s.views.hourly() };
+    expect(before.hourly.map((h) => h.hour)).toContain('2026-09-24T08:00:00Z');
+
+    const drill = await s.cli('drill', 'restore', '--at', at, '--timeout', DEADLINE_S);
+    expect(drill.stderr).toBe('');
+    expect(drill.code).toBe(0);
+    expect(drill.stdout).toContain(`replay archive --received-from ${at} --pending`);
+    expect(drill.stdout).toContain('reconcile --from 2026-09-24T08:00:00Z');
+    expect(drill.stdout).toContain('the drill passed');
+    expect({ orders: await s.views.orders(), hourly: await s.views.hourly() }).toEqual(before);
+  });
+
+  it('checks a restored table with table check, and turns on its TTL with --fix', async () => {
+    await using s = await stack();
+    const own = await s.cli('table', 'check', '--table', s.outputs.TableName ?? '');
+    expect(own.code).toBe(0);
+    expect(own.stdout).toContain('✓ key schema: pk HASH S, sk RANGE S');
+    expect(own.stdout).toContain('✓ TTL on expiresAt: ENABLED');
+    expect(own.stdout).toContain('point-in-time recovery: not available on this endpoint');
+    // A restored table has the key, but not the TTL: refused, then fixed.
+    const restored = uniqueName('restored');
+    await s.runtime.clients.dynamo.send(
+      new CreateTableCommand({
+        TableName: restored,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+      }),
+    );
+    const before = await s.cli('table', 'check', '--table', restored);
+    expect(before.code).toBe(1);
+    expect(before.stdout).toContain('✗ TTL on expiresAt');
+    const fixed = await s.cli('table', 'check', '--table', restored, '--fix');
+    expect(fixed.code).toBe(0);
+    expect(fixed.stdout).toContain(`${restored} can serve the stack`);
+    const missing = await s.cli('table', 'check', '--table', uniqueName('none'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('does not exist');
   });
 
   it('empties a DLQ with replay dlq and converges to the expected state', async () => {
@@ -377,11 +453,11 @@ describe('onceflow generate', () => {
 });
 
 describe('onceflow chaos', () => {
-  it('runs schedules on its own emulators, prints the JSON summary and covers every crash point in 14 schedules', async () => {
+  it('runs schedules on its own emulators, prints the JSON summary and covers every crash point in 16 schedules', async () => {
     const r = await onceflow([
       'chaos',
       '--schedules',
-      '14',
+      '16',
       '--seed',
       '5',
       '--orders',
@@ -394,12 +470,12 @@ describe('onceflow chaos', () => {
     expect(r.code).toBe(0);
     const summary = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(summary).toMatchObject({
-      schedules: 14,
+      schedules: 16,
       lost: 0,
       doubleCounted: 0,
       staleOverwrites: 0,
       mismatches: 0,
-      crashPoints: { covered: 14, total: 14 },
+      crashPoints: { covered: 16, total: 16 },
       failures: [],
     });
     expect(Object.keys(summary).sort()).toEqual([
@@ -411,6 +487,7 @@ describe('onceflow chaos', () => {
       'lost',
       'mismatches',
       'resentEvents',
+      'restores',
       's3Conflicts',
       'schedules',
       'staleOverwrites',
@@ -429,6 +506,30 @@ describe('onceflow chaos', () => {
     expect(one.stdout).toMatch(
       /^1 schedules, \d+ events, 0 lost, 0 double-counted, 0 stale overwrites, 0 mismatches/,
     );
+  });
+});
+
+describe('onceflow local up', () => {
+  it('runs the stack until interrupted, writing the state the other commands read', async () => {
+    const state = join(dir, `${uniqueName('up')}.json`);
+    const child = spawn(
+      join(ROOT, 'node_modules', '.bin', 'node'),
+      ['cli/onceflow.ts', '--local-state', state, 'local', 'up', '--port', '0'],
+      { cwd: ROOT, stdio: 'ignore' },
+    );
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      await waitFor(async () => existsSync(state), {
+        timeoutMs: DEADLINE_MS,
+        what: 'the local state file',
+      });
+      const status = await onceflow(['--local-state', state, 'status', '--json']);
+      expect(status.code).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ ledger: { applied: 0, pending: 0 } });
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
   });
 });
 
@@ -487,6 +588,9 @@ describe('onceflow errors and help', () => {
       ['rejects'],
       ['replay', 'dlq'],
       ['replay', 'archive'],
+      ['drill', 'snapshot'],
+      ['drill', 'restore'],
+      ['table', 'check'],
       ['reconcile'],
       ['verify'],
       ['status'],

@@ -5,6 +5,7 @@ import { App, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { TABLE_KEY, TTL_ATTRIBUTE } from '../../adapters/dynamo-items.ts';
 import { QueueWithDlq } from '../../infra/constructs/queue-with-dlq.ts';
 import { SqsFunction } from '../../infra/constructs/sqs-function.ts';
 import { OnceflowStack, type OnceflowStackProps } from '../../infra/onceflow-stack.ts';
@@ -162,13 +163,14 @@ describe('the onceflow stack', () => {
   });
 
   it('keeps the table on demand with point-in-time recovery and the TTL attribute', () => {
+    // The key and TTL attribute the item layout (and `onceflow table check`) expects.
     template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       BillingMode: 'PAY_PER_REQUEST',
       KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
+        { AttributeName: TABLE_KEY.partition, KeyType: 'HASH' },
+        { AttributeName: TABLE_KEY.sort, KeyType: 'RANGE' },
       ],
-      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
       Replicas: [
         Match.objectLike({
           PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
@@ -233,7 +235,10 @@ describe('the onceflow stack', () => {
         allow(['logs:CreateLogStream', 'logs:PutLogEvents'], [logs(stack.ingest)]),
         allow([...consume], [arn(stack.ordersQueue.queue)]),
         allow(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], [table]),
-        allow(['s3:PutObject'], [`${bucket}/raw/*`, `${bucket}/rejects/ingest/*`]),
+        allow(
+          ['s3:PutObject'],
+          [`${bucket}/raw/*`, `${bucket}/arrivals/*`, `${bucket}/rejects/ingest/*`],
+        ),
         allow(['s3:GetObject'], [`${bucket}/raw/*`]),
         listing('raw/*'),
         allow(
@@ -280,6 +285,38 @@ describe('the onceflow stack', () => {
     template.resourceCountIs('AWS::SNS::Topic', 0);
   });
 
+  it('points the functions at a restored table with -c tableName, keeping its own table', () => {
+    const restored = synth({ tableName: 'onceflow-dev-restored-20261201' });
+    const json = restored.template.toJSON() as {
+      Resources: Resources;
+      Outputs: Record<string, { Value: unknown }>;
+    };
+    // The stack's own table is still there, untouched.
+    restored.template.resourceCountIs('AWS::DynamoDB::GlobalTable', 1);
+    restored.template.resourcePropertiesCountIs(
+      'AWS::Lambda::Function',
+      {
+        Environment: {
+          Variables: Match.objectLike({ TABLE_NAME: 'onceflow-dev-restored-20261201' }),
+        },
+      },
+      2,
+    );
+    expect(JSON.stringify(json.Outputs.TableName?.Value)).toContain(
+      'onceflow-dev-restored-20261201',
+    );
+    const policies = Object.values(json.Resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .map((r) => JSON.stringify(r.Properties));
+    const dynamo = policies.filter((p) => p.includes('dynamodb:'));
+    expect(dynamo.length).toBeGreaterThan(0);
+    for (const p of dynamo) expect(p).toContain(':table/onceflow-dev-restored-20261201');
+  });
+
+  it('refuses a tableName that is not a DynamoDB table name', () => {
+    expect(() => synth({ tableName: 'no spaces allowed' })).toThrow(/tableName/);
+  });
+
   it('outputs every queue URL, the table and the bucket for the tools', () => {
     const outputs = Object.keys(template.toJSON().Outputs as object);
     for (const name of [
@@ -308,7 +345,9 @@ describe('the onceflow stack', () => {
     // Every acknowledgement is in the report (full rule ids), each with its reason; the functions'
     // roles need none (no managed policy).
     const rules = (nag?.suppressedViolations ?? []).map((v) => v.ruleName.split('[')[0]).sort();
+    // One per object prefix: raw/, arrivals/ and rejects/ingest/; aggregates/ and rejects/aggregate/.
     expect(rules).toEqual([
+      'AwsSolutions-IAM5',
       'AwsSolutions-IAM5',
       'AwsSolutions-IAM5',
       'AwsSolutions-IAM5',

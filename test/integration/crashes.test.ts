@@ -11,11 +11,20 @@ const endState = async (p: Pipeline) => ({
     body: { ...body, computedAt: undefined },
   })),
   raw: await p.listKeys('raw/'),
+  arrivals: await p.listKeys('arrivals/'),
   rejects: await p.rejects(),
 });
 
-const cleanRun = async () => {
+/** Both runs on one clock, so the ledger's `receivedAt` and the arrival index compare equal. */
+const RECEIVED_AT = Date.parse('2026-10-02T08:30:00Z');
+const pipelineOnFixedClock = async () => {
   const p = await createPipeline();
+  p.setClock(() => RECEIVED_AT);
+  return p;
+};
+
+const cleanRun = async () => {
+  const p = await pipelineOnFixedClock();
   await p.deliverUntilDone(seedBatches());
   await p.drainAggregates();
   return endState(p);
@@ -25,6 +34,7 @@ describe('a crash at any side-effecting call, followed by redelivery', () => {
   const ingestSites = [
     'PutItem:batch',
     'PutObject:raw',
+    'PutObject:arrivals',
     'UpdateItem:order',
     'TransactWriteItems',
     'SendMessageBatch',
@@ -39,7 +49,7 @@ describe('a crash at any side-effecting call, followed by redelivery', () => {
     'ends in the clean run’s state when ingest has $kind at call $nth of $site',
     async ({ site, kind, nth }) => {
       const expected = await cleanRun();
-      const p = await createPipeline();
+      const p = await pipelineOnFixedClock();
       p.faults.add({ site, kind, nth });
       await p.deliverUntilDone(seedBatches());
       await p.drainAggregates();

@@ -4,7 +4,7 @@
  * that carry a fault injector.
  */
 import { randomUUID } from 'node:crypto';
-import { type AttributeValue, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
@@ -21,6 +21,7 @@ import { createIngestHandler } from '../../functions/ingest-orders.ts';
 import { FaultInjector } from '../../harness/faults.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
+import { snapshotTable } from '../../local/snapshot.ts';
 import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import { drainQueue } from '../../local/sqs-poller.ts';
 import { provisionStackCopy } from '../../local/stack-copy.ts';
@@ -131,42 +132,30 @@ export const stateViews = (admin: AwsClients, tableName: string, bucketName: str
     );
 
   /** Every item in the table (to prove that nothing changed). */
-  const tableItems = async () => {
-    const items: Record<string, AttributeValue>[] = [];
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await admin.dynamo.send(
-        new ScanCommand({
-          TableName: tableName,
-          ConsistentRead: true,
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items.sort((a, b) => `${a.pk?.S}${a.sk?.S}`.localeCompare(`${b.pk?.S}${b.sk?.S}`));
-  };
+  const tableItems = async () =>
+    [...(await snapshotTable(admin.dynamo, tableName)).items].sort((a, b) =>
+      `${a.pk?.S}${a.sk?.S}`.localeCompare(`${b.pk?.S}${b.sk?.S}`),
+    );
 
   /** The batch ids the ledger holds, applied and pending. */
   const ledgerBatches = () => new DynamoLedger(admin.dynamo, tableName).batches();
   /** Ledger entries whose parts are not all committed (each must end committed). */
   const pendingBatches = async () => (await ledgerBatches()).pending;
 
-  /** `onceflow verify` over the pipeline's table and bucket: the hour objects that disagree. */
-  const verifyHours = async () => {
-    const outputs: Record<string, string> = { TableName: tableName, BucketName: bucketName };
-    const target: Target = {
-      kind: 'local',
-      endpoint: undefined,
-      region: LOCAL_REGION,
-      stackName: 'test',
-      clients: admin,
-      outputs,
-      output: (name) => outputs[name] ?? '',
-    };
-    return verify(target);
+  /** The pipeline's table and bucket as the CLI's commands see a stack. */
+  const outputs: Record<string, string> = { TableName: tableName, BucketName: bucketName };
+  const target: Target = {
+    kind: 'local',
+    endpoint: undefined,
+    region: LOCAL_REGION,
+    stackName: 'test',
+    clients: admin,
+    outputs,
+    output: (name) => outputs[name] ?? '',
   };
+
+  /** `onceflow verify` over the pipeline's table and bucket: the hour objects that disagree. */
+  const verifyHours = async () => verify(target);
 
   return {
     orders,
@@ -178,6 +167,7 @@ export const stateViews = (admin: AwsClients, tableName: string, bucketName: str
     pendingBatches,
     ledgerBatches,
     verifyHours,
+    target,
   };
 };
 
