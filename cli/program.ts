@@ -31,7 +31,8 @@ export const program = new Command('onceflow')
     '--stack-name <name>',
     'CloudFormation stack name (default onceflow-dev; local: the running one)',
   )
-  .option('--region <region>', 'AWS region (default from the environment)')
+  .option('--region <region>', 'AWS region (default: the profile’s, then the environment)')
+  .option('--profile <name>', 'a profile of the shared AWS config files (aws and localstack)')
   .option('--local-state <file>', 'the file `npm start -- --keep` wrote', DEFAULT_LOCAL_STATE)
   .option('--verbose', 'print stack traces on errors')
   .showHelpAfterError()
@@ -45,6 +46,7 @@ interface GlobalOptions {
   endpoint?: string;
   stackName?: string;
   region?: string;
+  profile?: string;
   localState: string;
   verbose?: boolean;
 }
@@ -58,6 +60,7 @@ export const target = (): Promise<Target> => {
     ...(o.endpoint ? { endpoint: o.endpoint } : {}),
     ...(o.stackName ? { stackName: o.stackName } : {}),
     ...(o.region ? { region: o.region } : {}),
+    ...(o.profile ? { profile: o.profile } : {}),
   });
 };
 

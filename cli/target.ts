@@ -29,6 +29,8 @@ export interface TargetOptions {
   readonly endpoint?: string;
   readonly stackName?: string;
   readonly region?: string;
+  /** A named profile of the shared AWS config and credentials files (aws and localstack). */
+  readonly profile?: string;
   /** Where `npm start -- --keep` wrote the local endpoints. */
   readonly localState?: string;
 }
@@ -56,8 +58,10 @@ const running = (pid: number) => {
 interface Connection {
   readonly endpoint: string | undefined;
   readonly stackName: string;
-  readonly region: string;
+  /** Undefined: the SDK's own resolution (the profile's region, then the environment). */
+  readonly region: string | undefined;
   readonly credentials?: { accessKeyId: string; secretAccessKey: string };
+  readonly profile?: string;
 }
 
 /** The running local stack that `npm start -- --keep` recorded, or a clear error. */
@@ -89,8 +93,12 @@ const localConnection = (options: TargetOptions): Connection => {
 const connectionFor = (options: TargetOptions): Connection => {
   if (options.target === 'local') return localConnection(options);
   const stackName = options.stackName ?? 'onceflow-dev';
-  const region =
-    options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
+  const envRegion = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+  // With a profile, its region applies unless --region says otherwise.
+  const region = options.region ?? (options.profile ? undefined : (envRegion ?? 'us-east-1'));
+  if (options.profile) {
+    return { endpoint: options.endpoint, stackName, region, profile: options.profile };
+  }
   if (options.target === 'aws') return { endpoint: options.endpoint, stackName, region };
   return {
     endpoint: options.endpoint ?? process.env.LOCALSTACK_ENDPOINT ?? 'http://localhost:4566',
@@ -108,7 +116,7 @@ const stackOutputs = async (
   c: Connection,
   config: CloudFormationClientConfig,
 ): Promise<Record<string, string>> => {
-  const where = c.endpoint ?? `AWS (${c.region})`;
+  const where = c.endpoint ?? `AWS (${c.region ?? `the region of profile ${c.profile}`})`;
   try {
     const described = await new CloudFormationClient(config).send(
       new DescribeStacksCommand({ StackName: c.stackName }),
@@ -118,6 +126,11 @@ const stackOutputs = async (
     );
   } catch (error) {
     const message = (error as Error).message;
+    if (c.profile && (error as Error).name === 'CredentialsProviderError')
+      throw new CliError(
+        `profile ${c.profile}: ${message} (the shared files: ~/.aws/config and ~/.aws/credentials, or AWS_CONFIG_FILE and AWS_SHARED_CREDENTIALS_FILE)`,
+        { cause: error },
+      );
     if (/does not exist/.test(message))
       throw new CliError(`unknown stack ${c.stackName} on ${where}`, { cause: error });
     throw new CliError(`could not reach ${where} to describe ${c.stackName}: ${message}`, {
@@ -128,13 +141,15 @@ const stackOutputs = async (
 
 export const resolveTarget = async (options: TargetOptions): Promise<Target> => {
   const connection = connectionFor(options);
-  const { endpoint, stackName, region, credentials } = connection;
+  const { endpoint, stackName, credentials, profile } = connection;
   const config = {
-    region,
+    ...(connection.region ? { region: connection.region } : {}),
     ...(endpoint ? { endpoint } : {}),
     ...(credentials ? { credentials } : {}),
+    ...(profile ? { profile } : {}),
   };
   const outputs = await stackOutputs(connection, config);
+  const region = connection.region ?? (await new SQSClient(config).config.region());
   const clients: AwsClients = {
     dynamo: new DynamoDBClient(config),
     s3: new S3Client({ ...config, forcePathStyle: options.target !== 'aws' }),

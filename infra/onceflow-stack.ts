@@ -12,6 +12,7 @@ import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct, IConstruct } from 'constructs';
 import { PipelineAlarms } from './constructs/alarms.ts';
+import { PipelineDashboard } from './constructs/dashboard.ts';
 import { DataBucket } from './constructs/data-bucket.ts';
 import { OrderTable } from './constructs/order-table.ts';
 import { QueueWithDlq } from './constructs/queue-with-dlq.ts';
@@ -19,6 +20,8 @@ import { SqsFunction } from './constructs/sqs-function.ts';
 import type { Settings } from './settings.ts';
 
 const FUNCTIONS_DIR = join(import.meta.dirname, '..', 'functions');
+/** Powertools' namespace and service name: the functions emit there, alarms and dashboard read. */
+const APP_METRICS = { namespace: 'onceflow', service: 'onceflow' } as const;
 
 export interface FunctionTuning {
   /** Default 30 seconds. */
@@ -54,6 +57,7 @@ export class OnceflowStack extends Stack {
   readonly table: OrderTable;
   readonly data: DataBucket;
   readonly alarms: PipelineAlarms;
+  readonly dashboard: PipelineDashboard;
 
   constructor(scope: Construct, id: string, props: OnceflowStackProps) {
     super(scope, id, props);
@@ -81,8 +85,8 @@ export class OnceflowStack extends Stack {
     const common = {
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
-      POWERTOOLS_SERVICE_NAME: 'onceflow',
-      POWERTOOLS_METRICS_NAMESPACE: 'onceflow',
+      POWERTOOLS_SERVICE_NAME: APP_METRICS.service,
+      POWERTOOLS_METRICS_NAMESPACE: APP_METRICS.namespace,
     };
 
     this.ingest = new SqsFunction(this, 'IngestOrders', {
@@ -183,6 +187,13 @@ export class OnceflowStack extends Stack {
       functions: { IngestOrders: this.ingest.fn, AggregateHours: this.aggregate.fn },
       ...(settings.alarmEmail ? { email: settings.alarmEmail } : {}),
       removalPolicy,
+      appMetrics: APP_METRICS,
+    });
+    this.dashboard = new PipelineDashboard(this, 'Dashboard', {
+      queues: { orders: this.ordersQueue, aggregate: this.aggregateQueue },
+      functions: { IngestOrders: this.ingest.fn, AggregateHours: this.aggregate.fn },
+      tableName: table.tableName,
+      appMetrics: APP_METRICS,
     });
 
     const outputs: Record<string, string> = {

@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
@@ -18,9 +18,52 @@ export interface PipelineAlarmsProps {
   readonly maxMessageAge?: Duration;
   /** What happens to the topic's key when the stack goes. Default RETAIN. */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Where the functions' own metrics land (Powertools' namespace and `service` dimension): the
+   * alarms on quarantined input and conflicts read them. No such alarms when absent.
+   */
+  readonly appMetrics?: AppMetrics;
 }
 
-/** Messages in a DLQ, a growing backlog, function errors and throttles. */
+/** The namespace and `service` dimension of the functions' Powertools metrics. */
+export interface AppMetrics {
+  readonly namespace: string;
+  readonly service: string;
+}
+
+/** One of the functions' own metrics, summed per period. */
+export const appMetric = (m: AppMetrics, name: string, period: Duration) =>
+  new Metric({
+    namespace: m.namespace,
+    metricName: name,
+    dimensionsMap: { service: m.service },
+    statistic: 'Sum',
+    period,
+  });
+
+/**
+ * Producer alarms: each means a producer is broken, and none heals by retrying, so one occurrence
+ * is worth waking someone (the reason is in each alarm's description).
+ */
+const PRODUCER_ALARMS: [metric: string, reason: string][] = [
+  [
+    'RejectedMessages',
+    'a body was quarantined (invalid JSON, schema, size, retention): a producer sends what the contract refuses. `onceflow rejects` shows the reason; nothing of it was applied.',
+  ],
+  [
+    'BatchConflicts',
+    'a batch id was reused with other content: a producer reuses ids. The second content was not applied; `onceflow rejects --reason batch-conflict`.',
+  ],
+  [
+    'EventConflicts',
+    'an event was re-sent with other content: a producer changes events under their id. The first content stands; `onceflow rejects --reason event-conflict --json` shows both.',
+  ],
+];
+
+/**
+ * Messages in a DLQ, a growing backlog, function errors and throttles, and the producer alarms:
+ * quarantined input, batch conflicts, event conflicts.
+ */
 export class PipelineAlarms extends Construct {
   readonly alarms: Alarm[] = [];
   readonly topic: Topic | undefined;
@@ -66,6 +109,16 @@ export class PipelineAlarms extends Construct {
         threshold: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       });
+    }
+    if (props.appMetrics) {
+      for (const [metric, reason] of PRODUCER_ALARMS) {
+        add(metric, {
+          alarmDescription: `${metric}: ${reason}`,
+          metric: appMetric(props.appMetrics, metric, Duration.minutes(5)),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        });
+      }
     }
     if (props.email) {
       // Encrypted at rest with a key of the stack's own: the AWS-managed SNS key's policy does not

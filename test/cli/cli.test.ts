@@ -201,6 +201,33 @@ describe('onceflow against the local stack', () => {
     expect({ orders: await s.views.orders(), hourly: await s.views.hourly() }).toEqual(before);
   });
 
+  it('uses a named profile of the shared AWS files with --profile, and names one that is missing', async () => {
+    await using s = await stack();
+    const config = join(dir, `${uniqueName('aws-config')}`);
+    const credentials = join(dir, `${uniqueName('aws-credentials')}`);
+    writeFileSync(config, '[profile drill]\nregion = us-east-1\n');
+    writeFileSync(
+      credentials,
+      '[drill]\naws_access_key_id = drill\naws_secret_access_key = drill\n',
+    );
+    const files = { AWS_CONFIG_FILE: config, AWS_SHARED_CREDENTIALS_FILE: credentials };
+    const common = ['--target', 'localstack', '--endpoint', s.runtime.endpoint];
+    const stackName = ['--stack-name', s.runtime.stack.stackName];
+    const ok = await onceflow([...common, ...stackName, '--profile', 'drill', 'status', '--json'], {
+      ...files,
+      AWS_ACCESS_KEY_ID: '',
+      AWS_SECRET_ACCESS_KEY: '',
+    });
+    expect(ok.stderr).toBe('');
+    expect(JSON.parse(ok.stdout)).toMatchObject({ ledger: { applied: 0, pending: 0 } });
+    const missing = await onceflow(
+      [...common, ...stackName, '--profile', 'no-such-profile', 'status'],
+      { ...files, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' },
+    );
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no-such-profile');
+  });
+
   it('checks a restored table with table check, and turns on its TTL with --fix', async () => {
     await using s = await stack();
     const own = await s.cli('table', 'check', '--table', s.outputs.TableName ?? '');

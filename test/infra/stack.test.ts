@@ -267,7 +267,7 @@ describe('the onceflow stack', () => {
     }
   });
 
-  it('alarms on DLQ messages, message age, errors and throttles', () => {
+  it('alarms on DLQ messages, message age, errors, throttles, quarantined input and conflicts', () => {
     const metrics = Object.values(resources)
       .filter((r) => r.Type === 'AWS::CloudWatch::Alarm')
       .map((r) => `${r.Properties.Namespace}/${r.Properties.MetricName}`)
@@ -281,8 +281,75 @@ describe('the onceflow stack', () => {
       'AWS/SQS/ApproximateAgeOfOldestMessage',
       'AWS/SQS/ApproximateNumberOfMessagesVisible',
       'AWS/SQS/ApproximateNumberOfMessagesVisible',
+      'onceflow/BatchConflicts',
+      'onceflow/EventConflicts',
+      'onceflow/RejectedMessages',
     ]);
+    // The producer alarms read the functions' own metrics, where Powertools writes them, and
+    // fire on one occurrence, each saying why it matters and what to run.
+    for (const name of ['RejectedMessages', 'BatchConflicts', 'EventConflicts']) {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'onceflow',
+        MetricName: name,
+        Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+        Statistic: 'Sum',
+        Threshold: 1,
+        AlarmDescription: Match.stringLikeRegexp(`^${name}: .*onceflow rejects`),
+      });
+    }
+    template.resourcePropertiesCountIs(
+      'AWS::Lambda::Function',
+      {
+        Environment: {
+          Variables: Match.objectLike({
+            POWERTOOLS_METRICS_NAMESPACE: 'onceflow',
+            POWERTOOLS_SERVICE_NAME: 'onceflow',
+          }),
+        },
+      },
+      2,
+    );
     template.resourceCountIs('AWS::SNS::Topic', 0);
+  });
+
+  it('draws one dashboard: queues, DLQs, ingest outcomes, hours, functions and the table', () => {
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    const [dashboard] = Object.values(resources).filter(
+      (r) => r.Type === 'AWS::CloudWatch::Dashboard',
+    );
+    const body = JSON.stringify(dashboard?.Properties.DashboardBody);
+    for (const title of [
+      'Queue depth (visible messages)',
+      'Age of the oldest message (s)',
+      'DLQ messages',
+      'Batches per minute',
+      'Events per minute',
+      'Hours per minute',
+      'Function duration (p50, p99 ms)',
+      'Function errors and throttles',
+      'Table capacity (units per minute)',
+    ]) {
+      expect(body).toContain(title);
+    }
+    for (const metric of [
+      'ApproximateNumberOfMessagesVisible',
+      'ApproximateAgeOfOldestMessage',
+      'BatchesApplied',
+      'DuplicateBatches',
+      'StaleEvents',
+      'RejectedMessages',
+      'EventConflicts',
+      'HoursWritten',
+      'FailedRecords',
+      'Duration',
+      'Errors',
+      'Throttles',
+      'ConsumedWriteCapacityUnits',
+      'ConsumedReadCapacityUnits',
+      'ThrottledRequests',
+    ]) {
+      expect(body).toContain(`"${metric}`.replace('"', '\\"'));
+    }
   });
 
   it('points the functions at a restored table with -c tableName, keeping its own table', () => {
