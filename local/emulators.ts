@@ -14,6 +14,7 @@ import {
 } from './cloudformation.ts';
 import { startDynamoLocal } from './dynamodb-local.ts';
 import { type AnswerHook, forward, readBodyBytes, requestUpstream } from './http.ts';
+import { answerLambda, isLambdaRequest, type LambdaBackend } from './lambda-api.ts';
 import { freePort } from './net.ts';
 import { answerInjectedConflict, isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
@@ -80,6 +81,8 @@ export interface Emulators {
   readonly gaps: { readonly s3Preconditions: boolean; readonly moveTasks: boolean };
   /** Makes a locally provisioned stack answer CloudFormation's DescribeStacks. */
   registerStack(stack: LocalStackRecord): void;
+  /** Serves Lambda's API for these functions; returns how to stop serving them. */
+  registerFunctions(backend: LambdaBackend): () => void;
   /** Installs (or, with undefined, removes) fault-injection hooks. */
   setHooks(hooks: EdgeHooks | undefined): void;
   stop(): Promise<void>;
@@ -125,6 +128,37 @@ const probeMoveTasks = async (fauxqs: string): Promise<boolean> => {
   return answer.body.includes('InvalidAction') || answer.body.includes('Unknown action');
 };
 
+/** The services the edge answers (itself or through an emulator). */
+const SERVED_SERVICES = new Set([
+  'dynamodb',
+  'sqs',
+  's3',
+  'sns',
+  'sts',
+  'cloudformation',
+  'lambda',
+]);
+
+/** The service a SigV4-signed request is for (its credential scope); undefined when unsigned. */
+const signedService = (req: IncomingMessage): string | undefined => {
+  const auth = req.headers.authorization ?? '';
+  return /Credential=[^/]+\/\d{8}\/[^/]+\/([^/]+)\/aws4_request/.exec(auth)?.[1];
+};
+
+/** A service the edge does not serve: an error naming it, never another service's answer. */
+const refuseService = (res: ServerResponse, service: string) => {
+  res.writeHead(400, {
+    'content-type': 'application/json',
+    'x-amzn-errortype': 'UnknownOperationException',
+  });
+  res.end(
+    JSON.stringify({
+      __type: 'UnknownOperationException',
+      message: `the onceflow local edge does not serve ${service}; it serves ${[...SERVED_SERVICES].join(', ')}`,
+    }),
+  );
+};
+
 export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emulators> => {
   const dynamo = await startDynamoLocal(options.warn ? { warn: options.warn } : {});
   const app = buildApp({ logger: false, host: 'localhost', defaultRegion: LOCAL_REGION });
@@ -148,6 +182,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
 
     let hooks: EdgeHooks | undefined;
     const stacks = new Map<string, LocalStackRecord>();
+    const lambdas = new Set<LambdaBackend>();
     const route = async (req: IncomingMessage, res: ServerResponse) => {
       let onAnswer: AnswerHook | undefined;
       const current = hooks;
@@ -161,6 +196,13 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         const after = current.afterCall?.bind(current);
         if (after) onAnswer = async (status) => after(call, status);
       }
+      const service = signedService(req);
+      if (service !== undefined && !SERVED_SERVICES.has(service)) {
+        req.resume();
+        return refuseService(res, service);
+      }
+      if (service === 'lambda' || (service === undefined && isLambdaRequest(req)))
+        return answerLambda(req, res, [...lambdas], LOCAL_REGION);
       if ((req.headers['content-type'] ?? '').includes('x-www-form-urlencoded')) {
         // Query protocol: CloudFormation (answered here) or SNS (fauxqs). The action is in the body.
         const body = await readBodyBytes(req);
@@ -202,6 +244,12 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       gaps,
       registerStack: (stack) => {
         stacks.set(stack.name, stack);
+      },
+      registerFunctions: (backend) => {
+        lambdas.add(backend);
+        return () => {
+          lambdas.delete(backend);
+        };
       },
       setHooks: (next) => {
         hooks = next;

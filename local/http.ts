@@ -49,6 +49,11 @@ export const forward = (
       res.end(`edge could not reach ${upstream}: ${error.message}`);
       resolve();
     });
+    // A caller that goes away (an aborted long poll) takes its upstream request with it: else
+    // the emulator would hand the next message to a caller no longer listening.
+    res.once('close', () => {
+      if (!res.writableFinished) proxied.destroy();
+    });
     if (body) proxied.end(body);
     else req.pipe(proxied);
   });

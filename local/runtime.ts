@@ -3,6 +3,7 @@
  * table and bucket provisioned from the template, and a poller per event source mapping that
  * invokes the bundled handler code in Lambda-like environments.
  */
+import { createHash } from 'node:crypto';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -67,6 +68,11 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
+const mappingUuid = (stackName: string, logicalId: string) => {
+  const h = createHash('sha256').update(`${stackName}/${logicalId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+};
+
 export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
   const stackTemplate = loadStack(options.assemblyDir, options.stackName);
   const ownsEmulators = options.emulators === undefined;
@@ -81,7 +87,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   const pollers = new Map<string, SqsPoller>();
   const logFiles = new Map<string, WriteStream>();
   const environments: LambdaEnvironment[] = [];
+  let unregisterFunctions = () => {};
   const shutdown = async () => {
+    unregisterFunctions();
     await Promise.all([...pollers.values()].map((p) => p.stop()));
     await Promise.all(environments.map((e) => e.dispose()));
     for (const file of logFiles.values()) file.end();
@@ -219,6 +227,46 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       return [...pollers.values()].every((p) => p.inFlight === 0);
     };
 
+    /** Like Lambda's Invoke API: an idle environment of the function, or a new one. */
+    const invoke = async (name: string, event: unknown) => {
+      const fn = stack.functions.find((f) => f.logicalId === name || f.name === name);
+      if (!fn) throw new Error(`no function ${name} in ${stack.stackName}`);
+      const env = idleDirect.get(fn.logicalId)?.pop() ?? newEnvironment(fn);
+      try {
+        return await env.invoke(event);
+      } finally {
+        const idle = idleDirect.get(fn.logicalId) ?? [];
+        idle.push(env);
+        idleDirect.set(fn.logicalId, idle);
+      }
+    };
+    // The edge answers Lambda's API for this stack's functions until the runtime stops.
+    unregisterFunctions = emulators.registerFunctions({
+      region: emulators.region,
+      functions: stack.functions,
+      mappings: stack.mappings.flatMap((m) => {
+        const poller = pollers.get(m.logicalId);
+        const fn = stack.functions.find((f) => f.logicalId === m.functionLogicalId);
+        const queue = stack.queues.find((q) => q.logicalId === m.queueLogicalId);
+        if (!poller || !fn || !queue) return [];
+        return [
+          {
+            // Stable for the stack and mapping, shaped like Lambda's UUIDs.
+            uuid: mappingUuid(stack.stackName, m.logicalId),
+            functionName: fn.name,
+            queueArn: queue.arn,
+            batchSize: m.batchSize,
+            batchingWindowSeconds: m.batchingWindowSeconds,
+            enabled: () => !poller.paused,
+            setEnabled: async (enabled: boolean) => {
+              if (enabled) poller.resume();
+              else poller.pause();
+            },
+          },
+        ];
+      }),
+      invoke,
+    });
     return {
       endpoint: emulators.endpoint,
       region: emulators.region,
@@ -242,18 +290,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           { timeoutMs, what: 'the queues to drain', intervalMs: 50 },
         );
       },
-      invoke: async (name, event) => {
-        const fn = stack.functions.find((f) => f.logicalId === name || f.name === name);
-        if (!fn) throw new Error(`no function ${name} in ${stack.stackName}`);
-        const env = idleDirect.get(fn.logicalId)?.pop() ?? newEnvironment(fn);
-        try {
-          return await env.invoke(event);
-        } finally {
-          const idle = idleDirect.get(fn.logicalId) ?? [];
-          idle.push(env);
-          idleDirect.set(fn.logicalId, idle);
-        }
-      },
+      invoke,
       stop: shutdown,
     };
   } catch (error) {

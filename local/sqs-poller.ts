@@ -90,10 +90,17 @@ export const failedIdsOf = (
   return { ids };
 };
 
+/** A receive waits at most this long for a first message (SQS's maximum). */
+const LONG_POLL_SECONDS = 20;
+
 export class SqsPoller {
   readonly #o: PollerOptions;
   #running = false;
   #draining = false;
+  /** While paused, resolved by resume(): the loops wait on it. */
+  #resumed: Promise<void> | undefined;
+  #resume: (() => void) | undefined;
+  readonly #held: Message[] = [];
   #loops: Promise<void>[] = [];
   readonly #aborts = new Set<AbortController>();
   /** Invocations running now, and the most seen at once. */
@@ -156,8 +163,35 @@ export class SqsPoller {
     return this.#o.receiveSize?.() ?? this.#o.batchSize;
   }
 
+  /** Whether the mapping is paused (disabled, as `UpdateEventSourceMapping` does on AWS). */
+  get paused(): boolean {
+    return this.#resumed !== undefined;
+  }
+
+  /**
+   * Stops invoking: receives already waiting finish, and what they bring back is released at
+   * once (made visible again) rather than processed. Unlike stop(), no receive is abandoned, so
+   * no message goes to a caller that no longer listens.
+   */
+  pause(): void {
+    if (this.#resumed) return;
+    this.#resumed = new Promise((resolve) => {
+      this.#resume = resolve;
+    });
+  }
+
+  resume(): void {
+    this.#resume?.();
+    this.#resumed = undefined;
+    this.#resume = undefined;
+    // What was held back while pausing is visible again at once.
+    const held = this.#held.splice(0);
+    void this.#setVisibility(held, 0).catch(() => undefined);
+  }
+
   /** Stops polling and waits for running invocations to finish. */
   async stop(): Promise<void> {
+    this.resume();
     this.#running = false;
     for (const abort of this.#aborts) abort.abort();
     await Promise.allSettled(this.#loops);
@@ -188,7 +222,7 @@ export class SqsPoller {
 
   /** Long-polls for a first message, then fills the batch until it is full or the window closes. */
   async #gather(): Promise<Message[]> {
-    const batch = await this.#receive(this.#batchSize(), 20);
+    const batch = await this.#receive(this.#batchSize(), LONG_POLL_SECONDS);
     if (batch.length === 0 || this.#o.batchingWindowSeconds === 0) return batch;
     const deadline = Date.now() + this.#o.batchingWindowSeconds * 1000;
     while (this.#running && batch.length < this.#o.batchSize && Date.now() < deadline) {
@@ -201,6 +235,10 @@ export class SqsPoller {
 
   async #loop(slot: number): Promise<void> {
     while (this.#running) {
+      if (this.#resumed) {
+        await this.#resumed;
+        continue;
+      }
       let messages: Message[];
       try {
         messages = await this.#gather();
@@ -210,11 +248,40 @@ export class SqsPoller {
         continue;
       }
       if (messages.length === 0) continue;
+      if (this.#resumed) {
+        await this.#release(messages);
+        continue;
+      }
       try {
         await this.#process(slot, messages);
       } catch {
         // A failed delete leaves the messages to reappear: at-least-once, as on AWS.
       }
+    }
+  }
+
+  /**
+   * Messages received while pausing are held back: hidden for the longest receive wait, so that
+   * the other slots' receives, still waiting when the pause began, do not pass them around (each
+   * pass would count as a receive towards the DLQ), and made visible again on resume.
+   */
+  async #release(messages: Message[]): Promise<void> {
+    this.#held.push(...messages);
+    await this.#setVisibility(messages, LONG_POLL_SECONDS);
+  }
+
+  async #setVisibility(messages: readonly Message[], seconds: number): Promise<void> {
+    for (let i = 0; i < messages.length; i += 10) {
+      await this.#o.sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: this.#o.queueUrl,
+          Entries: messages.slice(i, i + 10).map((m, j) => ({
+            Id: String(j),
+            ReceiptHandle: m.ReceiptHandle ?? '',
+            VisibilityTimeout: seconds,
+          })),
+        }),
+      );
     }
   }
 
@@ -253,18 +320,7 @@ export class SqsPoller {
       );
     }
     const delay = this.#o.retryDelaySeconds;
-    for (let i = 0; delay !== undefined && i < retry.length; i += 10) {
-      await this.#o.sqs.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: this.#o.queueUrl,
-          Entries: retry.slice(i, i + 10).map((m, j) => ({
-            Id: String(j),
-            ReceiptHandle: m.ReceiptHandle ?? '',
-            VisibilityTimeout: delay,
-          })),
-        }),
-      );
-    }
+    if (delay !== undefined) await this.#setVisibility(retry, delay);
     await this.#o.onBatch?.({
       messageIds: ids,
       failedIds: failed,

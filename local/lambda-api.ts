@@ -1,0 +1,211 @@
+/**
+ * Lambda's control and invoke API (REST, `/2015-03-31/functions/…`) answered by the edge from the
+ * local runtime's own environments, so `aws lambda invoke`, `list-functions` and the SDKs'
+ * Lambda clients work as they do on AWS: `Invoke` (RequestResponse, Event, DryRun; an error
+ * thrown by the handler comes back as `X-Amz-Function-Error: Unhandled` with its type and
+ * message), `ListFunctions`, `GetFunction`, `GetFunctionConfiguration`, and the event source
+ * mappings: `ListEventSourceMappings`, `GetEventSourceMapping`, `UpdateEventSourceMapping` with
+ * `Enabled` (pausing a trigger is how an operator stops the bleeding). Any other Lambda action is
+ * answered with an error naming it.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { LocalFunction } from './provision.ts';
+
+const ACCOUNT = '000000000000';
+
+/** An event source mapping as the runtime's poller runs it. */
+export interface LocalMapping {
+  readonly uuid: string;
+  readonly functionName: string;
+  readonly queueArn: string;
+  readonly batchSize: number;
+  readonly batchingWindowSeconds: number;
+  enabled(): boolean;
+  /** Pauses or resumes the poller (pausing waits for running invocations). */
+  setEnabled(enabled: boolean): Promise<void>;
+}
+
+/** What a running stack lends the edge: its functions and mappings, and a way to invoke. */
+export interface LambdaBackend {
+  readonly region: string;
+  readonly functions: readonly LocalFunction[];
+  readonly mappings: readonly LocalMapping[];
+  invoke(name: string, event: unknown): Promise<unknown>;
+}
+
+export const isLambdaRequest = (req: IncomingMessage) => (req.url ?? '').startsWith('/2015-03-31/');
+
+const arnOf = (region: string, fn: LocalFunction) =>
+  `arn:aws:lambda:${region}:${ACCOUNT}:function:${fn.name}`;
+
+const configurationOf = (region: string, fn: LocalFunction) => ({
+  FunctionName: fn.name,
+  FunctionArn: arnOf(region, fn),
+  Runtime: 'nodejs24.x',
+  Handler: `index.${fn.handlerExport}`,
+  MemorySize: fn.memoryMb,
+  Timeout: fn.timeoutSeconds,
+  Environment: { Variables: { ...fn.environment } },
+  PackageType: 'Zip',
+  Architectures: ['arm64'],
+  State: 'Active',
+  LastUpdateStatus: 'Successful',
+});
+
+const json = (res: ServerResponse, status: number, body: unknown, headers = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+};
+
+const error = (res: ServerResponse, status: number, type: string, message: string) =>
+  json(res, status, { Type: 'User', message }, { 'x-amzn-errortype': type });
+
+/** The request's JSON body; undefined when it is not JSON (answered 400 by the caller). */
+const parseJson = (body: string, empty: unknown): { value: unknown } | undefined => {
+  try {
+    return { value: body === '' ? empty : JSON.parse(body) };
+  } catch {
+    return undefined;
+  }
+};
+
+const notJson = (res: ServerResponse) =>
+  error(res, 400, 'InvalidRequestContentException', 'Could not parse request body into json');
+
+const readBody = async (req: IncomingMessage): Promise<string> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+/** A function by name, full ARN or partial ARN (`function:name`), as Lambda resolves it. */
+const find = (backends: readonly LambdaBackend[], id: string) => {
+  const name = decodeURIComponent(id).split(':').pop() ?? '';
+  for (const backend of backends) {
+    const fn = backend.functions.find((f) => f.name === name);
+    if (fn) return { backend, fn };
+  }
+  return undefined;
+};
+
+/** What the handler threw, in the shape Lambda's Node.js runtime reports it. */
+const unhandled = (thrown: unknown) => {
+  const e = thrown instanceof Error ? thrown : new Error(String(thrown));
+  return { errorType: e.name, errorMessage: e.message, trace: (e.stack ?? '').split('\n') };
+};
+
+const mappingOf = (region: string, m: LocalMapping) => ({
+  UUID: m.uuid,
+  FunctionArn: `arn:aws:lambda:${region}:${ACCOUNT}:function:${m.functionName}`,
+  EventSourceArn: m.queueArn,
+  BatchSize: m.batchSize,
+  MaximumBatchingWindowInSeconds: m.batchingWindowSeconds,
+  FunctionResponseTypes: ['ReportBatchItemFailures'],
+  State: m.enabled() ? 'Enabled' : 'Disabled',
+});
+
+/** ListEventSourceMappings, GetEventSourceMapping, UpdateEventSourceMapping (`Enabled`). */
+const answerMappings = async (
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  backends: readonly LambdaBackend[],
+  uuid: string | undefined,
+) => {
+  const body = await readBody(req);
+  const all = backends.flatMap((b) => b.mappings.map((m) => ({ region: b.region, m })));
+  if (uuid === undefined && req.method === 'GET') {
+    const fn = url.searchParams.get('FunctionName')?.split(':').pop();
+    const EventSourceMappings = all
+      .filter(({ m }) => fn === undefined || m.functionName === fn)
+      .map(({ region, m }) => mappingOf(region, m));
+    return json(res, 200, { EventSourceMappings });
+  }
+  const found = all.find(({ m }) => m.uuid === uuid);
+  if (!found) {
+    return error(
+      res,
+      404,
+      'ResourceNotFoundException',
+      `The resource you requested does not exist. (${uuid})`,
+    );
+  }
+  if (req.method === 'PUT') {
+    const update = parseJson(body, {});
+    if (!update) return notJson(res);
+    const enabled =
+      typeof update.value === 'object' && update.value !== null && 'Enabled' in update.value
+        ? update.value.Enabled
+        : undefined;
+    if (typeof enabled === 'boolean') await found.m.setEnabled(enabled);
+    return json(res, 202, mappingOf(found.region, found.m));
+  }
+  return json(res, 200, mappingOf(found.region, found.m));
+};
+
+export const answerLambda = async (
+  req: IncomingMessage,
+  res: ServerResponse,
+  backends: readonly LambdaBackend[],
+  region: string,
+): Promise<void> => {
+  const url = new URL(req.url ?? '/', 'http://edge');
+  const parts = url.pathname.split('/').filter(Boolean); // 2015-03-31, functions, name, …
+  const [, collection, id, sub] = parts;
+  if (collection === 'event-source-mappings') return answerMappings(req, res, url, backends, id);
+  if (collection !== 'functions') {
+    await readBody(req);
+    return error(
+      res,
+      400,
+      'InvalidRequestContentException',
+      `the local edge does not serve ${req.method} ${url.pathname} of Lambda's API`,
+    );
+  }
+  if (id === undefined && req.method === 'GET') {
+    const Functions = backends.flatMap((b) => b.functions.map((f) => configurationOf(b.region, f)));
+    return json(res, 200, { Functions });
+  }
+  const found = id === undefined ? undefined : find(backends, id);
+  const payload = await readBody(req);
+  if (!found) {
+    return error(
+      res,
+      404,
+      'ResourceNotFoundException',
+      `Function not found: arn:aws:lambda:${region}:${ACCOUNT}:function:${decodeURIComponent(id ?? '')}`,
+    );
+  }
+  const { backend, fn } = found;
+  const configuration = configurationOf(backend.region, fn);
+  if (req.method === 'GET' && sub === undefined) {
+    return json(res, 200, { Configuration: configuration, Code: { RepositoryType: 'S3' } });
+  }
+  if (req.method === 'GET' && sub === 'configuration') return json(res, 200, configuration);
+  if (req.method === 'POST' && sub === 'invocations') {
+    const type = String(req.headers['x-amz-invocation-type'] ?? 'RequestResponse');
+    const parsed = parseJson(payload, {});
+    if (!parsed) return notJson(res);
+    const event = parsed.value;
+    const version = { 'x-amz-executed-version': '$LATEST' };
+    if (type === 'DryRun') return json(res, 204, {}, version);
+    if (type === 'Event') {
+      // Asynchronous: accepted now, run in the background; a failure is the function's to log.
+      backend.invoke(fn.name, event).catch(() => undefined);
+      res.writeHead(202, version);
+      return void res.end();
+    }
+    try {
+      const result = await backend.invoke(fn.name, event);
+      return json(res, 200, result ?? null, version);
+    } catch (thrown) {
+      return json(res, 200, unhandled(thrown), { ...version, 'x-amz-function-error': 'Unhandled' });
+    }
+  }
+  return error(
+    res,
+    400,
+    'InvalidRequestContentException',
+    `the local edge does not serve ${req.method} ${url.pathname} of Lambda's API`,
+  );
+};

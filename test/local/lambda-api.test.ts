@@ -1,0 +1,199 @@
+/**
+ * Lambda's API on the local edge, driven by the AWS SDK's own Lambda client: the stack's
+ * functions listed and described, invoked with an SQS event (their partial batch response comes
+ * back), a thrown error reported as Lambda reports it, a trigger paused and resumed, the AWS
+ * CLI when the machine has it, and a service the edge does not serve refused by name.
+ */
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CloudWatchClient, ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
+import {
+  GetFunctionConfigurationCommand,
+  InvokeCommand,
+  LambdaClient,
+  ListEventSourceMappingsCommand,
+  ListFunctionsCommand,
+  ResourceNotFoundException,
+  UpdateEventSourceMappingCommand,
+} from '@aws-sdk/client-lambda';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { toSqsEvent } from '../../local/sqs-event.ts';
+import { DEADLINE_MS } from '../support/deadlines.ts';
+import { seedBatches } from '../support/fixtures.ts';
+import { recordsOf, uniqueName } from '../support/pipeline.ts';
+
+let runtime: LocalRuntime;
+let lambda: LambdaClient;
+
+beforeAll(async () => {
+  const { assemblyDir, stackName } = inject('assembly');
+  runtime = await startLocalRuntime({
+    assemblyDir,
+    stackName,
+    localStackName: uniqueName('lambda-api'),
+    retryDelaySeconds: 1,
+  });
+  lambda = new LambdaClient({
+    endpoint: runtime.endpoint,
+    region: runtime.region,
+    credentials: LOCAL_CREDENTIALS,
+  });
+});
+afterAll(async () => {
+  await runtime?.stop();
+});
+
+const ingestName = () => {
+  const fn = runtime.stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'));
+  if (!fn) throw new Error('no ingest function in the stack');
+  return fn.name;
+};
+
+const decode = (payload: Uint8Array | undefined) =>
+  JSON.parse(new TextDecoder().decode(payload)) as unknown;
+
+/** The AWS CLI, when this machine has one (a fresh CI machine does not). */
+const awsCli = (() => {
+  const found = spawnSync('aws', ['--version'], { encoding: 'utf8' });
+  return found.status === 0 ? `${found.stdout}${found.stderr}`.trim() : undefined;
+})();
+if (!awsCli) console.log('the AWS CLI is not installed: its Lambda test is skipped');
+
+/** Runs the AWS CLI against the edge (asynchronously: the edge runs in this process). */
+const aws = (...args: string[]) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      'aws',
+      ['--endpoint-url', runtime.endpoint, '--region', runtime.region, ...args],
+      {
+        env: {
+          ...process.env,
+          AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+        },
+      },
+      (error, stdout, stderr) =>
+        resolve({ status: error ? (error.code as number) : 0, stdout, stderr }),
+    );
+  });
+
+describe('Lambda’s API on the local edge', () => {
+  it.skipIf(!awsCli)('answers the AWS CLI’s lambda list-functions and invoke', async () => {
+    const listed = await aws('lambda', 'list-functions', '--output', 'json');
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(ingestName());
+    const out = join(mkdtempSync(join(tmpdir(), 'onceflow-aws-')), 'out.json');
+    const event = JSON.stringify({ Records: [] });
+    // Version 2 reads --payload as base64 unless told otherwise; version 1 takes it raw.
+    const raw = awsCli?.startsWith('aws-cli/1.')
+      ? []
+      : ['--cli-binary-format', 'raw-in-base64-out'];
+    const invoked = await aws(
+      'lambda',
+      'invoke',
+      '--function-name',
+      ingestName(),
+      ...raw,
+      '--payload',
+      event,
+      out,
+    );
+    expect(invoked.status, invoked.stderr).toBe(0);
+    expect(JSON.parse(invoked.stdout)).toMatchObject({ StatusCode: 200 });
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({ batchItemFailures: [] });
+  });
+
+  it('lists and describes the stack’s functions', async () => {
+    const { Functions = [] } = await lambda.send(new ListFunctionsCommand({}));
+    const names = Functions.map((f) => f.FunctionName);
+    for (const fn of runtime.stack.functions) expect(names).toContain(fn.name);
+    const config = await lambda.send(
+      new GetFunctionConfigurationCommand({ FunctionName: ingestName() }),
+    );
+    expect(config).toMatchObject({ Runtime: 'nodejs24.x', State: 'Active' });
+    expect(config.Environment?.Variables?.TABLE_NAME).toBe(runtime.stack.outputs.TableName);
+  });
+
+  it('invokes a function with an SQS event and returns its partial batch response', async () => {
+    const [body = ''] = seedBatches();
+    const event = toSqsEvent(recordsOf([{ body }], runtime.stack.outputs.OrdersQueueArn ?? ''));
+    const out = await lambda.send(
+      new InvokeCommand({ FunctionName: ingestName(), Payload: JSON.stringify(event) }),
+    );
+    expect(out.StatusCode).toBe(200);
+    expect(out.FunctionError).toBeUndefined();
+    expect(decode(out.Payload)).toEqual({ batchItemFailures: [] });
+    const orders = await new DynamoOrderStore(
+      runtime.clients.dynamo,
+      runtime.stack.outputs.TableName ?? '',
+    ).listOrders();
+    expect(orders.length).toBeGreaterThan(0);
+  });
+
+  it('reports an error the handler throws as Lambda does, and a dry run without running it', async () => {
+    const out = await lambda.send(
+      new InvokeCommand({ FunctionName: ingestName(), Payload: JSON.stringify({ not: 'sqs' }) }),
+    );
+    expect(out.StatusCode).toBe(200);
+    expect(out.FunctionError).toBe('Unhandled');
+    expect(decode(out.Payload)).toMatchObject({
+      errorType: expect.any(String),
+      errorMessage: expect.any(String),
+    });
+    const dry = await lambda.send(
+      new InvokeCommand({ FunctionName: ingestName(), InvocationType: 'DryRun' }),
+    );
+    expect(dry.StatusCode).toBe(204);
+  });
+
+  it('pauses and resumes a trigger with UpdateEventSourceMapping', async () => {
+    const { EventSourceMappings = [] } = await lambda.send(
+      new ListEventSourceMappingsCommand({ FunctionName: ingestName() }),
+    );
+    expect(EventSourceMappings).toHaveLength(1);
+    const [mapping] = EventSourceMappings;
+    expect(mapping).toMatchObject({ State: 'Enabled', BatchSize: 10 });
+    const paused = await lambda.send(
+      new UpdateEventSourceMappingCommand({ UUID: mapping?.UUID, Enabled: false }),
+    );
+    expect(paused.State).toBe('Disabled');
+    // A message sent while paused waits in the queue: the queues never drain.
+    const [, second = ''] = seedBatches();
+    await runtime.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: runtime.stack.outputs.OrdersQueueUrl,
+        MessageBody: second,
+      }),
+    );
+    await expect(runtime.drain({ timeoutMs: 2_000 })).rejects.toThrow();
+    const resumed = await lambda.send(
+      new UpdateEventSourceMappingCommand({ UUID: mapping?.UUID, Enabled: true }),
+    );
+    expect(resumed.State).toBe('Enabled');
+    await runtime.drain({ timeoutMs: DEADLINE_MS });
+  });
+
+  it('answers an unknown function with ResourceNotFoundException', async () => {
+    await expect(
+      lambda.send(new InvokeCommand({ FunctionName: 'no-such-function', Payload: '{}' })),
+    ).rejects.toBeInstanceOf(ResourceNotFoundException);
+  });
+
+  it('refuses a service it does not serve by name, never with another service’s answer', async () => {
+    const cloudwatch = new CloudWatchClient({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: LOCAL_CREDENTIALS,
+      maxAttempts: 1,
+    });
+    await expect(cloudwatch.send(new ListMetricsCommand({}))).rejects.toThrow(
+      /does not serve monitoring/,
+    );
+  });
+});
