@@ -18,6 +18,7 @@ import { answerLambda, isLambdaRequest, type LambdaBackend } from './lambda-api.
 import { freePort } from './net.ts';
 import { answerInjectedConflict, isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
+import { acceptSupplementaryCharacters } from './sqs-unicode.ts';
 
 export const LOCAL_REGION = 'us-east-1';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
@@ -78,7 +79,12 @@ export interface Emulators {
   readonly dynamoEndpoint: string;
   readonly fauxqsEndpoint: string;
   /** Which gap-fillers are active (false: the emulator supports the feature itself). */
-  readonly gaps: { readonly s3Preconditions: boolean; readonly moveTasks: boolean };
+  readonly gaps: {
+    readonly s3Preconditions: boolean;
+    readonly moveTasks: boolean;
+    /** Whether bodies with supplementary characters (emoji) are accepted, as SQS accepts them. */
+    readonly supplementaryCharacters: boolean;
+  };
   /** Makes a locally provisioned stack answer CloudFormation's DescribeStacks. */
   registerStack(stack: LocalStackRecord): void;
   /** Serves Lambda's API for these functions; returns how to stop serving them. */
@@ -159,6 +165,25 @@ const refuseService = (res: ServerResponse, service: string) => {
   );
 };
 
+/** Does the emulator accept a body with an emoji, as SQS does? (A real send, not a belief.) */
+const probeSupplementaryCharacters = async (fauxqs: string): Promise<boolean> => {
+  const call = (action: string, body: unknown) =>
+    requestUpstream(fauxqs, {
+      method: 'POST',
+      path: '/',
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': `AmazonSQS.${action}`,
+      },
+      body: JSON.stringify(body),
+    });
+  const created = await call('CreateQueue', { QueueName: `onceflow-probe-${Date.now()}` });
+  const { QueueUrl } = JSON.parse(created.body) as { QueueUrl?: string };
+  const sent = await call('SendMessage', { QueueUrl, MessageBody: 'probe \u{1F4E6}' });
+  await call('DeleteQueue', { QueueUrl });
+  return sent.status === 200;
+};
+
 export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emulators> => {
   const dynamo = await startDynamoLocal(options.warn ? { warn: options.warn } : {});
   const app = buildApp({ logger: false, host: 'localhost', defaultRegion: LOCAL_REGION });
@@ -170,7 +195,12 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     const gaps = {
       s3Preconditions: await probeS3Preconditions(fauxqsEndpoint),
       moveTasks: await probeMoveTasks(fauxqsEndpoint),
+      supplementaryCharacters:
+        (await acceptSupplementaryCharacters()) &&
+        (await probeSupplementaryCharacters(fauxqsEndpoint)),
     };
+    if (!gaps.supplementaryCharacters)
+      options.warn?.('fauxqs refuses message bodies with emoji and other supplementary characters');
     const preconditions = new S3Preconditions(fauxqsEndpoint);
     const moveTasks = new SqsMoveTasks(
       new SQSClient({

@@ -179,6 +179,33 @@ describe('Lambda’s API on the local edge', () => {
     await runtime.drain({ timeoutMs: DEADLINE_MS });
   });
 
+  it('applies a batch whose body carries emoji, sent through SQS as any producer would', async () => {
+    const body = JSON.stringify({
+      batchId: uniqueName('emoji'),
+      events: [
+        {
+          eventId: 'e-\u{1F4E6}',
+          orderId: 'o-\u{1F680}',
+          customerId: 'c-\u{1F600}',
+          status: 'placed',
+          amount: '3.00',
+          currency: 'EUR',
+          eventTime: '2026-10-01T09:00:00Z',
+        },
+      ],
+    });
+    expect(body).toContain('\u{1F600}'); // raw, not escaped as \ud83d…
+    await runtime.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: runtime.stack.outputs.OrdersQueueUrl, MessageBody: body }),
+    );
+    await runtime.drain({ timeoutMs: DEADLINE_MS });
+    const orders = await new DynamoOrderStore(
+      runtime.clients.dynamo,
+      runtime.stack.outputs.TableName ?? '',
+    ).listOrders();
+    expect(orders.find((o) => o.orderId === 'o-\u{1F680}')?.customerId).toBe('c-\u{1F600}');
+  });
+
   it('answers an unknown function with ResourceNotFoundException', async () => {
     await expect(
       lambda.send(new InvokeCommand({ FunctionName: 'no-such-function', Payload: '{}' })),
