@@ -26,7 +26,7 @@ export const checkJava = (): void => {
       'DynamoDB Local needs Java 17 or newer on the PATH ' +
         `(${probe.error ? 'java was not found' : `found: ${text.split('\n')[0]}`}). ` +
         'Install it (Debian/Ubuntu: apt-get install openjdk-17-jre-headless; macOS: brew install openjdk@17), ' +
-        'or run against LocalStack instead with --target localstack.',
+        'or deploy the stack to LocalStack instead (`npm run deploy:localstack`) and use `npx onceflow --target localstack`.',
     );
   }
 };

@@ -13,6 +13,7 @@ import { LOCAL_CREDENTIALS } from './emulators.ts';
 import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
 import { DEFAULT_LOCAL_STATE, writeLocalState } from './state.ts';
 import { assemblyIsFresh, synthesize } from './synth.ts';
+import { UnknownStackError } from './template.ts';
 
 const PROJECT = join(import.meta.dirname, '..');
 
@@ -20,6 +21,14 @@ const port = (value: string) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
     throw new InvalidArgumentError('a port number (0 for any)');
+  return n;
+};
+
+const seconds = (value: string) => {
+  const n = Number(value);
+  // SQS allows visibility timeouts up to 12 hours.
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 43_200)
+    throw new InvalidArgumentError('a number of seconds from 0 to 43200');
   return n;
 };
 
@@ -36,7 +45,7 @@ const program = new Command('npm start --')
   .option(
     '--retry-delay <seconds>',
     'failed messages come back after this many seconds instead of the visibility timeout',
-    Number,
+    seconds,
     1,
   )
   .addHelpText(
@@ -135,7 +144,9 @@ try {
     console.log('\nCtrl-C stops everything.');
   }
 } catch (error) {
-  if (error instanceof JavaMissingError) console.error(`✘ ${error.message}`);
+  // Errors the user can act on are one line; anything else keeps its stack for a bug report.
+  if (error instanceof JavaMissingError || error instanceof UnknownStackError)
+    console.error(`✘ ${error.message}`);
   else console.error(`✘ ${(error as Error).stack ?? error}`);
   await stop(1);
 }

@@ -4,6 +4,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
+/** The cloud assembly has no such stack (or several, and none was named). */
+export class UnknownStackError extends Error {
+  override readonly name = 'UnknownStackError';
+}
+
 import * as v from 'valibot';
 
 const ResourceSchema = v.object({
@@ -62,7 +68,7 @@ export const loadStack = (assemblyDir: string, stackName?: string): StackTemplat
       : undefined;
   if (!found) {
     const names = stacks.map(([n]) => n).join(', ') || 'none';
-    throw new Error(
+    throw new UnknownStackError(
       stackName
         ? `no stack ${stackName} in ${assemblyDir} (found: ${names})`
         : `choose a stack: ${names}`,

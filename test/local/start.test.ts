@@ -116,7 +116,35 @@ describe('npm start as a process', () => {
     expect(result.code).toBe(1);
     expect(result.output).toMatch(/DynamoDB Local needs Java 17 or newer/);
     expect(result.output).toMatch(/apt-get install openjdk-17/);
-    expect(result.output).toMatch(/--target localstack/);
+    expect(result.output).toMatch(/npm run deploy:localstack/);
+    expect(result.output).not.toMatch(/\n\s+at /);
+  });
+
+  const start = (args: string[]) =>
+    new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn(join(ROOT, 'node_modules', '.bin', 'node'), ['local/start.ts', ...args], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      for (const stream of [child.stdout, child.stderr])
+        stream.on('data', (c: Buffer) => {
+          output += c.toString();
+        });
+      child.once('exit', (code) => resolve({ code, output }));
+    });
+
+  it('refuses a retry delay that is not a number of seconds, before starting anything', async () => {
+    const result = await start(['--retry-delay', 'abc']);
+    expect(result.code).not.toBe(0);
+    expect(result.output).toMatch(/--retry-delay.*abc.*a number of seconds from 0 to 43200/);
+  });
+
+  it('names the stacks of the assembly in one line when --stack names none of them', async () => {
+    const { assemblyDir, stackName } = inject('assembly');
+    const result = await start(['--no-demo', '--assembly', assemblyDir, '--stack', 'wrong']);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain(`✘ no stack wrong in ${assemblyDir} (found: ${stackName})`);
     expect(result.output).not.toMatch(/\n\s+at /);
   });
 });
