@@ -105,6 +105,8 @@ try {
     `  ${stack.stackName} on ${runtime.endpoint}: ${stack.queues.length} queues, ${stack.tables.length} table, ${stack.buckets.length} bucket, ` +
       `${stack.mappings.length} event source mappings (failed messages retry after ${options.retryDelay} s)`,
   );
+  if (stack.notEmulated.length > 0)
+    console.log(`  not emulated: ${[...new Set(stack.notEmulated)].sort().join(', ')}`);
   let ok = true;
   if (options.demo) {
     const bar = process.stdout.isTTY

@@ -59,6 +59,8 @@ describe('npm start as a process', () => {
       what: 'the stack to run',
     });
     expect(output).toContain('Ctrl-C stops everything');
+    // What the template holds that has no local meaning is said, not silently skipped.
+    expect(output).toMatch(/not emulated: .*AWS::CloudWatch::Alarm.*AWS::IAM::Role/);
 
     const local = JSON.parse(readFileSync(state, 'utf8')) as {
       endpoint: string;
