@@ -7,10 +7,19 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, DeleteBucketCommand } from '@aws-sdk/client-s3';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import { sendBodies } from '../../adapters/sqs.ts';
+import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { queueDepth, sendBodies } from '../../adapters/sqs.ts';
+import { verify } from '../../cli/commands/reconcile.ts';
+import { replayDlq } from '../../cli/commands/replay.ts';
+import { status } from '../../cli/commands/status.ts';
+import type { Target } from '../../cli/target.ts';
+import type { GeneratedEvent } from '../../harness/generate.ts';
+import { referenceModel } from '../../harness/model.ts';
 import { waitFor } from '../../local/net.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
+import { validateBatch } from '../../shared/schema.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { seedBatches } from '../support/fixtures.ts';
 
@@ -52,5 +61,66 @@ describe('a failing record', () => {
     const metrics = logLines(logDir).filter((l) => '_aws' in l && 'FailedRecords' in l);
     expect(metrics.length).toBeGreaterThan(0);
     expect(metrics[0]?.FailedRecords).toBe(1);
+  });
+});
+
+describe('the runbook for messages in a DLQ', () => {
+  it('is followed end to end: a failing dependency, the alarm condition, the log line, the fix, the redrive', async () => {
+    const { assemblyDir, stackName } = inject('assembly');
+    const logDir = mkdtempSync(join(tmpdir(), 'onceflow-logs-'));
+    const runtime = await startLocalRuntime({
+      assemblyDir,
+      stackName,
+      logDir,
+      retryDelaySeconds: 1,
+    });
+    onTestFinished(() => runtime.stop());
+    const outputs = runtime.stack.outputs;
+    const target: Target = {
+      kind: 'local',
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      stackName: runtime.stack.stackName,
+      clients: runtime.clients,
+      outputs,
+      output: (name) => outputs[name] ?? '',
+    };
+    // A failing dependency: the bucket is gone, so the archive write fails on every attempt.
+    const bucket = outputs.BucketName ?? '';
+    await runtime.clients.s3.send(new DeleteBucketCommand({ Bucket: bucket }));
+    const [body = ''] = seedBatches();
+    await sendBodies(runtime.clients.sqs, outputs.OrdersQueueUrl ?? '', [body]);
+
+    // The alarm's condition: a message in the orders DLQ (`…DlqMessages`, threshold 1).
+    await waitFor(
+      async () => (await queueDepth(runtime.clients.sqs, outputs.OrdersDlqUrl ?? '')).visible >= 1,
+      { timeoutMs: DEADLINE_MS, what: 'the message in the DLQ' },
+    );
+    // "Look at the function's logs": the ERROR line names the cause, the batch and the attempt.
+    const failed = logLines(logDir).filter((l) => l.message === 'record failed');
+    expect(failed).toHaveLength(5);
+    expect(failed.map((l) => l.attempt)).toEqual([1, 2, 3, 4, 5]);
+    expect(failed[4]).toMatchObject({
+      batchId: 'make-orders-1',
+      error: { name: 'NoSuchBucket' },
+    });
+
+    // Fix the cause, then `onceflow replay dlq --queue orders` and `onceflow drain`.
+    await runtime.clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    const moved = await replayDlq(target, 'orders');
+    expect(moved.moved).toBe(1);
+    await runtime.drain({ timeoutMs: DEADLINE_MS });
+
+    const parsed = validateBatch(JSON.parse(body));
+    if (!parsed.ok) throw new Error(parsed.detail);
+    const model = referenceModel([JSON.parse(body) as { events: GeneratedEvent[] }]);
+    const orders = await new DynamoOrderStore(
+      runtime.clients.dynamo,
+      outputs.TableName ?? '',
+    ).listOrders();
+    expect(orders).toEqual(model.orders);
+    expect((await verify(target)).differences).toEqual([]);
+    expect((await status(target)).ledger).toEqual({ applied: 1, pending: 0 });
+    expect((await queueDepth(runtime.clients.sqs, outputs.OrdersDlqUrl ?? '')).visible).toBe(0);
   });
 });
