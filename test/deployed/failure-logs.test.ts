@@ -31,17 +31,18 @@ const logLines = (dir: string) =>
       .map((line) => JSON.parse(line) as Record<string, unknown>),
   );
 
+/** The stack on the local runtime, its function logs in a directory of the test's own. */
+const runtimeWithLogs = async () => {
+  const { assemblyDir, stackName } = inject('assembly');
+  const logDir = mkdtempSync(join(tmpdir(), 'onceflow-logs-'));
+  const runtime = await startLocalRuntime({ assemblyDir, stackName, logDir, retryDelaySeconds: 1 });
+  onTestFinished(() => runtime.stop());
+  return { runtime, logDir };
+};
+
 describe('a failing record', () => {
   it('logs one ERROR line with the error, its cause and the message, and counts FailedRecords', async () => {
-    const { assemblyDir, stackName } = inject('assembly');
-    const logDir = mkdtempSync(join(tmpdir(), 'onceflow-logs-'));
-    const runtime = await startLocalRuntime({
-      assemblyDir,
-      stackName,
-      logDir,
-      retryDelaySeconds: 1,
-    });
-    onTestFinished(() => runtime.stop());
+    const { runtime, logDir } = await runtimeWithLogs();
     // A failing dependency: the table is gone, as after a mistaken delete or a wrong TABLE_NAME.
     await runtime.clients.dynamo.send(
       new DeleteTableCommand({ TableName: runtime.stack.outputs.TableName }),
@@ -66,15 +67,7 @@ describe('a failing record', () => {
 
 describe('the runbook for messages in a DLQ', () => {
   it('is followed end to end: a failing dependency, the alarm condition, the log line, the fix, the redrive', async () => {
-    const { assemblyDir, stackName } = inject('assembly');
-    const logDir = mkdtempSync(join(tmpdir(), 'onceflow-logs-'));
-    const runtime = await startLocalRuntime({
-      assemblyDir,
-      stackName,
-      logDir,
-      retryDelaySeconds: 1,
-    });
-    onTestFinished(() => runtime.stop());
+    const { runtime, logDir } = await runtimeWithLogs();
     const outputs = runtime.stack.outputs;
     const target: Target = {
       kind: 'local',

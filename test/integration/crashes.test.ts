@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FaultKind } from '../../harness/faults.ts';
+import { type FaultKind, SIDE_EFFECT_SITES } from '../../harness/faults.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { createPipeline, type Pipeline } from '../support/pipeline.ts';
 
@@ -31,14 +31,10 @@ const cleanRun = async () => {
 };
 
 describe('a crash at any side-effecting call, followed by redelivery', () => {
-  const ingestSites = [
-    'PutItem:batch',
-    'PutObject:raw',
-    'PutObject:arrivals',
-    'UpdateItem:order',
-    'TransactWriteItems',
-    'SendMessageBatch',
-  ];
+  // Every ingest call site (the quarantine write has its own test below).
+  const ingestSites = SIDE_EFFECT_SITES.filter(
+    (site) => !site.endsWith(':aggregates') && site !== 'PutObject:rejects',
+  );
   const cases = ingestSites.flatMap((site) =>
     (['crash-before', 'crash-after'] as FaultKind[]).flatMap((kind) =>
       [1, 3].map((nth) => ({ site, kind, nth })),
