@@ -14,6 +14,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
 import { DEFAULT_LOCAL_STATE, readLocalState } from '../local/state.ts';
+import { localstackEndpoint } from '../localstack/env.ts';
 
 export { DEFAULT_LOCAL_STATE };
 
@@ -101,7 +102,7 @@ const connectionFor = (options: TargetOptions): Connection => {
   }
   if (options.target === 'aws') return { endpoint: options.endpoint, stackName, region };
   return {
-    endpoint: options.endpoint ?? process.env.LOCALSTACK_ENDPOINT ?? 'http://localhost:4566',
+    endpoint: options.endpoint ?? localstackEndpoint(process.env),
     stackName,
     region,
     credentials: {

@@ -1,6 +1,6 @@
 /**
  * The deployed-pipeline suite against a stack deployed to LocalStack (or any endpoint):
- * `npm run test:localstack` with LOCALSTACK_ENDPOINT set. Not part of `npm test`.
+ * `npm run test:localstack` (LOCALSTACK_ENDPOINT, default http://localhost:4566). Not part of `npm test`.
  */
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -9,9 +9,10 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { beforeAll } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
 import { drainQueues } from '../../local/drain.ts';
+import { localstackEndpoint } from '../../localstack/env.ts';
 import { deployedPipelineSuite } from '../deployed/suite.ts';
 
-const endpoint = process.env.LOCALSTACK_ENDPOINT ?? 'http://localhost:4566';
+const endpoint = localstackEndpoint(process.env);
 const stackName = process.env.ONCEFLOW_STACK ?? 'onceflow-dev';
 const config = {
   endpoint,
