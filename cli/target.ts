@@ -13,7 +13,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
-import { DEFAULT_LOCAL_STATE, readLocalState } from '../local/state.ts';
+import { DEFAULT_LOCAL_STATE, type LocalState, readLocalState } from '../local/state.ts';
 import { localstackEndpoint } from '../localstack/env.ts';
 
 export { DEFAULT_LOCAL_STATE };
@@ -65,9 +65,8 @@ interface Connection {
   readonly profile?: string;
 }
 
-/** The running local stack that `npm start -- --keep` recorded, or a clear error. */
-const localConnection = (options: TargetOptions): Connection => {
-  const file = options.localState ?? DEFAULT_LOCAL_STATE;
+/** The running local stack that `npm start -- --keep` recorded in `file`, or a clear error. */
+export const runningLocalState = (file: string = DEFAULT_LOCAL_STATE): LocalState => {
   if (!existsSync(file)) {
     throw new CliError(
       `no running local stack (${file} not found): start one with \`npm start -- --keep\` or \`npx onceflow local up\``,
@@ -83,6 +82,11 @@ const localConnection = (options: TargetOptions): Connection => {
     throw new CliError(
       `the local stack recorded in ${file} is no longer running (pid ${state.pid}); start it again`,
     );
+  return state;
+};
+
+const localConnection = (options: TargetOptions): Connection => {
+  const state = runningLocalState(options.localState);
   return {
     endpoint: options.endpoint ?? state.endpoint,
     stackName: options.stackName ?? state.stackName,

