@@ -8,6 +8,7 @@
  * `Enabled` (pausing a trigger is how an operator stops the bleeding). Any other Lambda action is
  * answered with an error naming it.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LocalFunction } from './provision.ts';
 
@@ -30,7 +31,8 @@ export interface LambdaBackend {
   readonly region: string;
   readonly functions: readonly LocalFunction[];
   readonly mappings: readonly LocalMapping[];
-  invoke(name: string, event: unknown): Promise<unknown>;
+  /** Runs the function; with `log`, what it writes meanwhile is appended there. */
+  invoke(name: string, event: unknown, log?: string[]): Promise<unknown>;
 }
 
 export const isLambdaRequest = (req: IncomingMessage) => (req.url ?? '').startsWith('/2015-03-31/');
@@ -86,6 +88,24 @@ const find = (backends: readonly LambdaBackend[], id: string) => {
     if (fn) return { backend, fn };
   }
   return undefined;
+};
+
+/**
+ * Lambda's log tail: the invocation's log between its START and its END and REPORT lines, the
+ * last 4 KB of it, base64-encoded (the `X-Amz-Log-Result` header).
+ */
+export const logTail = (
+  requestId: string,
+  output: string,
+  durationMs: number,
+  memoryMb: number,
+) => {
+  const text =
+    `START RequestId: ${requestId} Version: $LATEST\n${output}` +
+    `END RequestId: ${requestId}\n` +
+    `REPORT RequestId: ${requestId}\tDuration: ${durationMs.toFixed(2)} ms\tBilled Duration: ${Math.ceil(durationMs)} ms\tMemory Size: ${memoryMb} MB\n`;
+  const bytes = Buffer.from(text, 'utf8');
+  return bytes.subarray(Math.max(0, bytes.length - 4096)).toString('base64');
 };
 
 /** What the handler threw, in the shape Lambda's Node.js runtime reports it. */
@@ -195,11 +215,38 @@ export const answerLambda = async (
       res.writeHead(202, version);
       return void res.end();
     }
+    const tail = String(req.headers['x-amz-log-type'] ?? 'None') === 'Tail';
+    const log: string[] = [];
+    const requestId = randomUUID();
+    const started = performance.now();
+    const logResult = (extra: string) =>
+      tail
+        ? {
+            'x-amz-log-result': logTail(
+              requestId,
+              log.join('') + extra,
+              performance.now() - started,
+              fn.memoryMb,
+            ),
+          }
+        : {};
     try {
-      const result = await backend.invoke(fn.name, event);
-      return json(res, 200, result ?? null, version);
+      const result = await backend.invoke(fn.name, event, tail ? log : undefined);
+      return json(res, 200, result ?? null, {
+        ...version,
+        'x-amzn-requestid': requestId,
+        ...logResult(''),
+      });
     } catch (thrown) {
-      return json(res, 200, unhandled(thrown), { ...version, 'x-amz-function-error': 'Unhandled' });
+      const failure = unhandled(thrown);
+      // The Node.js runtime logs what the handler threw before reporting it.
+      const logged = `${new Date().toISOString()}\t${requestId}\tERROR\tInvoke Error \t${JSON.stringify(failure)}\n`;
+      return json(res, 200, failure, {
+        ...version,
+        'x-amzn-requestid': requestId,
+        'x-amz-function-error': 'Unhandled',
+        ...logResult(logged),
+      });
     }
   }
   return error(

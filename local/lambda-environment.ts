@@ -43,6 +43,8 @@ export class LambdaEnvironment {
   #pending: Pending | undefined;
   #nextId = 0;
   #generation = 0;
+  /** Where the running invocation's output goes too, when its caller asked for it. */
+  #capture: string[] | undefined;
   /** Cold starts so far, and the last one's module init time. */
   coldStarts = 0;
   lastInitMs = 0;
@@ -79,6 +81,8 @@ export class LambdaEnvironment {
     });
     this.#options.output?.(worker.stdout);
     this.#options.output?.(worker.stderr);
+    for (const stream of [worker.stdout, worker.stderr])
+      stream.on('data', (chunk: Buffer) => this.#capture?.push(chunk.toString('utf8')));
     this.#worker = worker;
     const ready = new Promise<void>((resolve, reject) => {
       worker.on(
@@ -141,10 +145,25 @@ export class LambdaEnvironment {
     return ready;
   }
 
-  /** Runs one invocation; resolves with the handler's JSON response or rejects with InvocationError. */
-  async invoke(event: unknown): Promise<unknown> {
+  /**
+   * Runs one invocation; resolves with the handler's JSON response or rejects with
+   * InvocationError. With `log`, what the function writes during the invocation is appended to it.
+   */
+  async invoke(event: unknown, log?: string[]): Promise<unknown> {
     if (this.#pending)
       throw new Error(`${this.fn.name}: an environment runs one invocation at a time`);
+    this.#capture = log;
+    try {
+      return await this.#invoke(event);
+    } finally {
+      // A worker's output crosses to this thread apart from its result: let what it wrote
+      // before answering arrive.
+      if (log) for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      this.#capture = undefined;
+    }
+  }
+
+  async #invoke(event: unknown): Promise<unknown> {
     this.#ready ??= this.#start();
     await this.#ready;
     const worker = this.#worker;

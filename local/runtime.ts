@@ -65,8 +65,11 @@ export interface LocalRuntime {
   /** Crashes fired so far, as `phase:action@function`. */
   readonly crashes: readonly string[];
   addCrash(rule: CrashRule): void;
-  /** Invokes a function directly (like Lambda's Invoke API), by logical id or name. */
-  invoke(fn: string, event: unknown): Promise<unknown>;
+  /**
+   * Invokes a function directly (like Lambda's Invoke API), by logical id or name; with `log`,
+   * what it writes meanwhile is appended there (Lambda's log tail).
+   */
+  invoke(fn: string, event: unknown, log?: string[]): Promise<unknown>;
   /** Waits until every polled queue is empty with nothing in flight. */
   drain(options?: { timeoutMs?: number }): Promise<void>;
   stop(): Promise<void>;
@@ -133,7 +136,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         file = createWriteStream(join(dir, `${fn.name}.log`), { flags: 'w' });
         logFiles.set(fn.name, file);
       }
-      stream.pipe(file, { end: false });
+      // Written chunk by chunk rather than piped: every environment (restarts included) would
+      // add its own listeners to the one file stream, past Node's warning threshold.
+      const log = file;
+      stream.on('data', (chunk: Buffer) => log.write(chunk));
     };
 
     const fire = async (phase: 'before' | 'after', call: EdgeCall): Promise<boolean> => {
@@ -234,12 +240,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     };
 
     /** Like Lambda's Invoke API: an idle environment of the function, or a new one. */
-    const invoke = async (name: string, event: unknown) => {
+    const invoke = async (name: string, event: unknown, log?: string[]) => {
       const fn = stack.functions.find((f) => f.logicalId === name || f.name === name);
       if (!fn) throw new Error(`no function ${name} in ${stack.stackName}`);
       const env = idleDirect.get(fn.logicalId)?.pop() ?? newEnvironment(fn);
       try {
-        return await env.invoke(event);
+        return await env.invoke(event, log);
       } finally {
         const idle = idleDirect.get(fn.logicalId) ?? [];
         idle.push(env);

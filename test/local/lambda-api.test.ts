@@ -152,6 +152,38 @@ describe('Lambda’s API on the local edge', () => {
     expect(dry.StatusCode).toBe(204);
   });
 
+  it('returns the invocation’s log tail with LogType Tail, as Lambda does', async () => {
+    const [, body = ''] = seedBatches();
+    const event = toSqsEvent(recordsOf([{ body }], runtime.stack.outputs.OrdersQueueArn ?? ''));
+    const ok = await lambda.send(
+      new InvokeCommand({
+        FunctionName: ingestName(),
+        Payload: JSON.stringify(event),
+        LogType: 'Tail',
+      }),
+    );
+    const tail = Buffer.from(ok.LogResult ?? '', 'base64').toString('utf8');
+    expect(tail).toMatch(/^START RequestId: [\w-]+ Version: \$LATEST\n/);
+    expect(tail).toMatch(/\nEND RequestId: [\w-]+\nREPORT RequestId: [\w-]+\tDuration: [\d.]+ ms/);
+    // The function's own structured log lines, between START and END.
+    expect(tail).toContain('"service":"onceflow"');
+
+    const failed = await lambda.send(
+      new InvokeCommand({
+        FunctionName: ingestName(),
+        Payload: JSON.stringify({ not: 'sqs' }),
+        LogType: 'Tail',
+      }),
+    );
+    const failedTail = Buffer.from(failed.LogResult ?? '', 'base64').toString('utf8');
+    expect(failedTail).toMatch(/\tERROR\tInvoke Error \t\{"errorType":/);
+    // Without LogType there is no tail.
+    const plain = await lambda.send(
+      new InvokeCommand({ FunctionName: ingestName(), Payload: JSON.stringify({ not: 'sqs' }) }),
+    );
+    expect(plain.LogResult).toBeUndefined();
+  });
+
   it('pauses and resumes a trigger with UpdateEventSourceMapping', async () => {
     const { EventSourceMappings = [] } = await lambda.send(
       new ListEventSourceMappingsCommand({ FunctionName: ingestName() }),

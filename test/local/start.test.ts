@@ -84,6 +84,7 @@ const RUNNING = 'Ctrl-C stops everything';
 
 interface LocalJson {
   endpoint: string;
+  credentials: Record<string, string>;
   region: string;
   pid: number;
   outputs: Record<string, string>;
@@ -105,6 +106,8 @@ describe('npm start as a process', () => {
 
     const local = readState(dir);
     expect(local.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // Only what the schema names: no SDK-internal field (such as `$source`) leaks into it.
+    expect(Object.keys(local.credentials)).toEqual(['accessKeyId', 'secretAccessKey']);
     expect(run.output()).toContain(`Endpoint ${local.endpoint}`);
     const { sqs } = adminClients(local.endpoint, local.region);
     const attrs = await sqs.send(
