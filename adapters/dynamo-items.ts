@@ -5,6 +5,7 @@
  */
 import {
   type AttributeValue,
+  BatchGetItemCommand,
   type DynamoDBClient,
   GetItemCommand,
   ScanCommand,
@@ -26,6 +27,27 @@ export const ledgerKey = (batchId: string) => ({
   sk: LEDGER_SK,
 });
 export const orderKey = (orderId: string) => ({ pk: `${ORDER_PK_PREFIX}${orderId}`, sk: ORDER_SK });
+/**
+ * The sparse index of pending batches: a ledger entry carries `PENDING_ATTRIBUTE` from its claim
+ * until its last part commits, so the index holds exactly the batches in progress. Entries are
+ * spread over a few partitions (by batch id), so no index partition takes every claim.
+ */
+export const PENDING_INDEX = 'PendingBatches';
+export const PENDING_ATTRIBUTE = 'pendingShard';
+export const PENDING_SORT_ATTRIBUTE = 'receivedAt';
+export const PENDING_SHARDS = 8;
+export const pendingShardOf = (batchId: string): string => {
+  let h = 0;
+  for (const c of batchId) h = (h * 31 + (c.codePointAt(0) ?? 0)) >>> 0;
+  return `P${h % PENDING_SHARDS}`;
+};
+/** Applied totals, one item per counter shard (its own partition: no hot key). */
+export const STATS_PK_PREFIX = 'STATS#';
+export const MAX_STATS_SHARDS = 100;
+export const statsKey = (shard: number) => ({
+  pk: `${STATS_PK_PREFIX}${shard.toString().padStart(3, '0')}`,
+  sk: 'TOTALS',
+});
 /** Counter items of one hour share a partition, so one query reads the whole hour. */
 export const hourPartition = (hour: string) => `${HOUR_PK_PREFIX}${hour}`;
 
@@ -56,6 +78,29 @@ export const getItem = async (
       new GetItemCommand({ TableName: table, Key: keyOf(key), ConsistentRead: true }),
     )
   ).Item;
+
+/** The items of `keys` that exist (BatchGetItem, 100 keys a request, unprocessed keys retried). */
+export const batchGet = async (
+  client: DynamoDBClient,
+  table: string,
+  keys: readonly Item[],
+): Promise<Item[]> => {
+  const items: Item[] = [];
+  for (let i = 0; i < keys.length; i += 100) {
+    let pending: Item[] = keys.slice(i, i + 100);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+      const page = await client.send(
+        new BatchGetItemCommand({
+          RequestItems: { [table]: { Keys: pending, ConsistentRead: true } },
+        }),
+      );
+      items.push(...(page.Responses?.[table] ?? []));
+      pending = page.UnprocessedKeys?.[table]?.Keys ?? [];
+    }
+  }
+  return items;
+};
 
 /** Every item whose key starts with `prefix`, projected (a scan: for operators and tests). */
 export const scanPrefix = async (

@@ -20,17 +20,25 @@ import { RetryableError } from '../shared/errors.ts';
 import type { BatchPlan, ClaimResult, Ledger, LedgerEntry } from '../shared/ingest.ts';
 import {
   BATCH_PK_PREFIX,
+  batchGet,
   getItem,
   HOUR_PK_PREFIX,
   hourPartition,
   type Item,
   keyOf,
   ledgerKey,
+  MAX_STATS_SHARDS,
   N,
+  PENDING_ATTRIBUTE,
+  PENDING_INDEX,
+  PENDING_SHARDS,
+  PENDING_SORT_ATTRIBUTE,
+  pendingShardOf,
   readInteger,
   readString,
   S,
   scanPrefix,
+  statsKey,
   TTL_ATTRIBUTE,
 } from './dynamo-items.ts';
 
@@ -42,6 +50,13 @@ export const touchesLedgerOf =
   (batchId: string) =>
   (input: unknown): boolean =>
     JSON.stringify(input).includes(JSON.stringify(ledgerKey(batchId).pk));
+
+/** A batch in progress, as the pending index shows it. */
+export interface PendingBatch {
+  readonly batchId: string;
+  readonly archiveKey: string;
+  readonly receivedAtMs: number;
+}
 
 const toLedgerEntry = (item: Item): LedgerEntry => ({
   digest: readString(item, 'digest'),
@@ -98,9 +113,13 @@ export const commitPartRequest = (
   part: number,
   deltas: readonly CounterDelta[],
   token: string,
+  completion?: { readonly events: number },
 ): TransactWriteItemsCommandInput => {
   if (part >= plan.parts.length)
     throw new RangeError(`batch ${plan.batch.batchId} has no part ${part}`);
+  // Parts commit in order (see ingest), so the last part's commit completes the batch: it leaves
+  // the pending index and counts in the applied totals, exactly once (the ledger condition).
+  const last = completion !== undefined;
   return {
     ClientRequestToken: token,
     TransactItems: [
@@ -108,8 +127,9 @@ export const commitPartRequest = (
         Update: {
           TableName: table,
           Key: keyOf(ledgerKey(plan.batch.batchId)),
-          UpdateExpression: 'ADD doneParts :part',
+          UpdateExpression: last ? 'ADD doneParts :part REMOVE #pending' : 'ADD doneParts :part',
           ConditionExpression: 'digest = :digest AND NOT contains(doneParts, :n)',
+          ...(last ? { ExpressionAttributeNames: { '#pending': PENDING_ATTRIBUTE } } : {}),
           ExpressionAttributeValues: {
             ':part': { NS: [String(part)] },
             ':n': N(part),
@@ -119,6 +139,18 @@ export const commitPartRequest = (
         },
       },
       ...deltas.map((delta) => counterUpdate(table, plan.shard, delta)),
+      ...(last
+        ? [
+            {
+              Update: {
+                TableName: table,
+                Key: keyOf(statsKey(plan.shard)),
+                UpdateExpression: 'ADD batches :one, events :events',
+                ExpressionAttributeValues: { ':one': N(1), ':events': N(completion.events) },
+              },
+            },
+          ]
+        : []),
     ],
   };
 };
@@ -136,7 +168,9 @@ export const ledgerItem = (
   parts: N(plan.parts.length),
   events: N(plan.batch.events.length),
   archiveKey: S(plan.archiveKey),
-  receivedAt: N(receivedAtMs),
+  [PENDING_SORT_ATTRIBUTE]: N(receivedAtMs),
+  // In the pending index until the last part commits (a single-part batch: its one commit).
+  [PENDING_ATTRIBUTE]: S(pendingShardOf(plan.batch.batchId)),
   ...(expiresAtSeconds === undefined ? {} : { [TTL_ATTRIBUTE]: N(expiresAtSeconds) }),
 });
 
@@ -155,7 +189,7 @@ export class DynamoLedger implements Ledger {
     return item ? toLedgerEntry(item) : undefined;
   }
 
-  /** Batch ids whose entry is committed and those still pending (a scan of the ledger). */
+  /** Batch ids whose entry is committed and those still pending (a scan of the ledger: tests). */
   async batches(): Promise<{ applied: string[]; pending: string[] }> {
     const result = { applied: [] as string[], pending: [] as string[] };
     for (const item of await scanPrefix(this.#client, this.#table, BATCH_PK_PREFIX, [
@@ -169,16 +203,51 @@ export class DynamoLedger implements Ledger {
     return result;
   }
 
-  /** The archive keys of the batches still pending (a scan of the ledger: for operators). */
+  /**
+   * The batches in progress, oldest first, from the sparse pending index: reads only them, however
+   * many batches the ledger holds. The index is eventually consistent (seconds behind at most).
+   */
+  async pendingBatches(): Promise<PendingBatch[]> {
+    const pending: PendingBatch[] = [];
+    for (let shard = 0; shard < PENDING_SHARDS; shard++) {
+      let startKey: Item | undefined;
+      do {
+        const page = await this.#client.send(
+          new QueryCommand({
+            TableName: this.#table,
+            IndexName: PENDING_INDEX,
+            KeyConditionExpression: '#shard = :shard',
+            ExpressionAttributeNames: { '#shard': PENDING_ATTRIBUTE },
+            ExpressionAttributeValues: { ':shard': S(`P${shard}`) },
+            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+          }),
+        );
+        for (const item of page.Items ?? [])
+          pending.push({
+            batchId: readString(item, 'batchId'),
+            archiveKey: readString(item, 'archiveKey'),
+            receivedAtMs: Number(readInteger(item, PENDING_SORT_ATTRIBUTE)),
+          });
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+    }
+    return pending.sort((a, b) => a.receivedAtMs - b.receivedAtMs);
+  }
+
+  /** Batches applied and the events they counted, summed over the totals items (no scan). */
+  async totals(): Promise<{ batches: number; events: number }> {
+    const totals = { batches: 0, events: 0 };
+    const keys = Array.from({ length: MAX_STATS_SHARDS }, (_, i) => keyOf(statsKey(i)));
+    for (const item of await batchGet(this.#client, this.#table, keys)) {
+      totals.batches += Number(item.batches?.N ?? 0);
+      totals.events += Number(item.events?.N ?? 0);
+    }
+    return totals;
+  }
+
+  /** The archive keys of the batches still pending (from the pending index). */
   async pendingArchiveKeys(): Promise<string[]> {
-    const items = await scanPrefix(this.#client, this.#table, BATCH_PK_PREFIX, [
-      'parts',
-      'doneParts',
-      'archiveKey',
-    ]);
-    return items
-      .filter((item) => (item.doneParts?.NS?.length ?? 0) < Number(item.parts?.N ?? 1))
-      .map((item) => readString(item, 'archiveKey'));
+    return (await this.pendingBatches()).map((b) => b.archiveKey);
   }
 
   async claim(
@@ -209,12 +278,13 @@ export class DynamoLedger implements Ledger {
     plan: BatchPlan,
     part: number,
     deltas: readonly CounterDelta[],
+    completion?: { readonly events: number },
   ): Promise<boolean> {
     // A fresh token per call: the SDK's own retries of this request share it (so a retry after
     // a lost answer is idempotent), while another delivery of the batch sends its own token and
     // meets the ledger condition instead of a token replay. A token derived from the batch made
     // a concurrent twin's commit "succeed" as a replay, and both reported the batch applied.
-    const request = commitPartRequest(this.#table, plan, part, deltas, randomUUID());
+    const request = commitPartRequest(this.#table, plan, part, deltas, randomUUID(), completion);
     try {
       await this.#client.send(new TransactWriteItemsCommand(request));
       return true;

@@ -16,6 +16,7 @@ import { PipelineDashboard } from './constructs/dashboard.ts';
 import { DataBucket } from './constructs/data-bucket.ts';
 import { OrderTable } from './constructs/order-table.ts';
 import { QueueWithDlq } from './constructs/queue-with-dlq.ts';
+import { ScheduledFunction } from './constructs/scheduled-function.ts';
 import { SqsFunction } from './constructs/sqs-function.ts';
 import type { Settings } from './settings.ts';
 
@@ -58,6 +59,7 @@ export class OnceflowStack extends Stack {
   readonly data: DataBucket;
   readonly alarms: PipelineAlarms;
   readonly dashboard: PipelineDashboard;
+  readonly watchPending: ScheduledFunction;
 
   constructor(scope: Construct, id: string, props: OnceflowStackProps) {
     super(scope, id, props);
@@ -112,7 +114,25 @@ export class OnceflowStack extends Stack {
       environment: common,
     });
 
+    this.watchPending = new ScheduledFunction(this, 'WatchPending', {
+      entry: join(FUNCTIONS_DIR, 'watch-pending.ts'),
+      removalPolicy,
+      environment: {
+        TABLE_NAME: table.tableName,
+        POWERTOOLS_SERVICE_NAME: APP_METRICS.service,
+        POWERTOOLS_METRICS_NAMESPACE: APP_METRICS.namespace,
+      },
+    });
+
     // Least privilege: each function gets exactly the calls it makes.
+    this.watchPending.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        // The sparse index of pending batches only, never the table itself.
+        actions: ['dynamodb:Query'],
+        resources: [`${table.tableArn}/index/${OrderTable.PENDING_INDEX.name}`],
+      }),
+    );
     this.ingest.fn.addToRolePolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
@@ -184,7 +204,11 @@ export class OnceflowStack extends Stack {
 
     this.alarms = new PipelineAlarms(this, 'Alarms', {
       queues: { orders: this.ordersQueue, aggregate: this.aggregateQueue },
-      functions: { IngestOrders: this.ingest.fn, AggregateHours: this.aggregate.fn },
+      functions: {
+        IngestOrders: this.ingest.fn,
+        AggregateHours: this.aggregate.fn,
+        WatchPending: this.watchPending.fn,
+      },
       ...(settings.alarmEmail ? { email: settings.alarmEmail } : {}),
       removalPolicy,
       appMetrics: APP_METRICS,

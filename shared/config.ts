@@ -46,6 +46,11 @@ const AggregateSchema = v.object({
   BUCKET_NAME: required,
 });
 
+const WatchSchema = v.object({
+  ...AwsSchema.entries,
+  TABLE_NAME: required,
+});
+
 export interface AwsConfig {
   readonly region: string | undefined;
   readonly endpoint: string | undefined;
@@ -67,6 +72,11 @@ export interface AggregateConfig {
   readonly aws: AwsConfig;
   readonly tableName: string;
   readonly bucketName: string;
+}
+
+export interface WatchConfig {
+  readonly aws: AwsConfig;
+  readonly tableName: string;
 }
 
 const parse = <S extends v.GenericSchema<unknown, unknown>>(
@@ -103,4 +113,9 @@ export const loadIngestConfig = (env: Env): IngestConfig => {
 export const loadAggregateConfig = (env: Env): AggregateConfig => {
   const e = parse(AggregateSchema, env);
   return { aws: awsOf(e), tableName: e.TABLE_NAME, bucketName: e.BUCKET_NAME };
+};
+
+export const loadWatchConfig = (env: Env): WatchConfig => {
+  const e = parse(WatchSchema, env);
+  return { aws: awsOf(e), tableName: e.TABLE_NAME };
 };

@@ -21,8 +21,11 @@ import { rawArchiveKey } from './keys.ts';
 import { type OrderBatch, type OrderEvent, validateBatch } from './schema.ts';
 import { formatHour } from './time.ts';
 
-/** DynamoDB transactions hold 100 items: one is the ledger entry, the rest counter items. */
-export const MAX_COUNTERS_PER_PART = 99;
+/**
+ * DynamoDB transactions hold 100 items: one is the ledger entry, one the totals item (the last
+ * part's commit counts the batch applied), the rest counter items.
+ */
+export const MAX_COUNTERS_PER_PART = 98;
 
 export interface BatchPlan {
   readonly batch: OrderBatch;
@@ -110,7 +113,13 @@ export interface Ledger {
    * when this call performed the commit; false when the part was already done (by an earlier or
    * a concurrent delivery).
    */
-  commitPart(plan: BatchPlan, part: number, deltas: readonly CounterDelta[]): Promise<boolean>;
+  commitPart(
+    plan: BatchPlan,
+    part: number,
+    deltas: readonly CounterDelta[],
+    /** On the last part: the batch is complete with this commit; it counted this many events. */
+    completion?: { readonly events: number },
+  ): Promise<boolean>;
   /** A batch's ledger entry (strongly consistent); undefined when it was never claimed. */
   entry(batchId: string): Promise<LedgerEntry | undefined>;
 }
@@ -280,8 +289,14 @@ const claimAndApply = async (
   let completedHere = false;
   for (const [part] of plan.parts.entries()) {
     if (done.has(part)) continue;
-    const committed = await ports.ledger.commitPart(plan, part, claimedDeltas(plan, part, counted));
-    completedHere = committed && part === plan.parts.length - 1;
+    const last = part === plan.parts.length - 1;
+    const committed = await ports.ledger.commitPart(
+      plan,
+      part,
+      claimedDeltas(plan, part, counted),
+      last ? { events: counted.length } : undefined,
+    );
+    completedHere = committed && last;
   }
   await ports.notifier.notifyHours(plan.hours);
   if (!completedHere) return { kind: 'duplicate', plan };

@@ -6,6 +6,7 @@ import Table from 'cli-table3';
 import type { Command } from 'commander';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
+import { terminalSafe } from '../../local/render.ts';
 import { globals, json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
 import { listRejects } from './rejects.ts';
@@ -19,7 +20,16 @@ export interface QueueStatus {
 
 export interface Status {
   readonly queues: QueueStatus[];
-  readonly ledger: { applied: number; pending: number };
+  /**
+   * Applied totals from the totals items, pending batches from the sparse pending index: neither
+   * scans the ledger. `oldestPending` names the batch in progress the longest.
+   */
+  readonly ledger: {
+    applied: number;
+    appliedEvents: number;
+    pending: number;
+    oldestPending?: { batchId: string; receivedAt: string; ageSeconds: number };
+  };
   readonly rejects: Record<string, number>;
   /** Redelivered batches recognised by the ledger (from the DuplicateBatches metric), if known. */
   readonly duplicates: number | undefined;
@@ -83,11 +93,23 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
       ...(await queueDepth(target.clients.sqs, target.output(output))),
     })),
   );
-  const batches = await new DynamoLedger(
-    target.clients.dynamo,
-    target.output('TableName'),
-  ).batches();
-  const ledger = { applied: batches.applied.length, pending: batches.pending.length };
+  const store = new DynamoLedger(target.clients.dynamo, target.output('TableName'));
+  const [totals, pending] = await Promise.all([store.totals(), store.pendingBatches()]);
+  const [oldest] = pending;
+  const ledger = {
+    applied: totals.batches,
+    appliedEvents: totals.events,
+    pending: pending.length,
+    ...(oldest
+      ? {
+          oldestPending: {
+            batchId: oldest.batchId,
+            receivedAt: new Date(oldest.receivedAtMs).toISOString(),
+            ageSeconds: Math.max(0, Math.round((Date.now() - oldest.receivedAtMs) / 1000)),
+          },
+        }
+      : {}),
+  };
   const rejects: Record<string, number> = {};
   for (const r of await listRejects(target)) rejects[r.reason] = (rejects[r.reason] ?? 0) + 1;
   const duplicates =
@@ -121,8 +143,10 @@ export const register = (program: Command): void => {
           `${t.stackName} (${t.kind}${t.endpoint ? ` at ${t.endpoint}` : ''})\n${queues.toString()}`,
         );
         const rejected = Object.values(s.rejects).reduce((a, b) => a + b, 0);
+        const oldest = s.ledger.oldestPending;
         console.log(
-          `ledger: ${s.ledger.applied} batches applied, ${s.ledger.pending} pending; duplicates recognised: ${s.duplicates ?? 'unknown'}; ` +
+          `ledger: ${s.ledger.applied} batches applied (${s.ledger.appliedEvents} events), ${s.ledger.pending} pending` +
+            `${oldest ? ` (oldest ${terminalSafe(oldest.batchId)}, received ${oldest.receivedAt}, ${oldest.ageSeconds} s ago)` : ''}; duplicates recognised: ${s.duplicates ?? 'unknown'}; ` +
             `conflicts: ${s.rejects['batch-conflict'] ?? 0}; rejects: ${rejected}` +
             (rejected
               ? ` (${Object.entries(s.rejects)

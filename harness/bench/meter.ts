@@ -72,7 +72,8 @@ export class CapacityMeter {
         const operation = (context.commandName ?? '').replace(/Command$/, '');
         if (!METERED.has(operation)) return next(args);
         const input = args.input as Record<string, unknown>;
-        input.ReturnConsumedCapacity = 'TOTAL';
+        // INDEXES: the table's units and each index's apart.
+        input.ReturnConsumedCapacity = 'INDEXES';
         this.requests++;
         this.byOperation.set(operation, (this.byOperation.get(operation) ?? 0) + 1);
         try {
@@ -80,13 +81,22 @@ export class CapacityMeter {
           const output = result.output as {
             ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[];
           };
-          const consumed = [output.ConsumedCapacity ?? []]
-            .flat()
-            .reduce((s, c) => s + (c.CapacityUnits ?? 0), 0);
+          const capacities = [output.ConsumedCapacity ?? []].flat();
+          const consumed = capacities.reduce((s, c) => s + (c.CapacityUnits ?? 0), 0);
+          const indexUnits = capacities.reduce(
+            (s, c) =>
+              s +
+              Object.values(c.GlobalSecondaryIndexes ?? {}).reduce(
+                (n, i) => n + (i.CapacityUnits ?? 0),
+                0,
+              ),
+            0,
+          );
           if (operation === 'TransactWriteItems') {
-            // AWS bills two units per item (per KB); DynamoDB Local reports one.
+            // AWS bills two units per item (per KB); DynamoDB Local may report one. Index updates
+            // are reported already doubled.
             const items = (input.TransactItems as unknown[]).length;
-            this.writeUnits += Math.max(consumed, items) * 2;
+            this.writeUnits += Math.max(consumed - indexUnits, items) * 2 + indexUnits;
           } else if (WRITES.has(operation)) this.writeUnits += consumed || 1;
           else this.readUnits += consumed;
           return result;

@@ -16,6 +16,12 @@ export interface PipelineAlarmsProps {
   readonly email?: string;
   /** Alarm when the oldest message is older than this. Default 5 minutes. */
   readonly maxMessageAge?: Duration;
+  /**
+   * Alarm when a batch stays in progress (claimed, not committed) longer than this, from the
+   * `OldestPendingBatchAge` metric of the pending watcher. Default 15 minutes: three runs of the
+   * watcher, well past any retry of a healthy message.
+   */
+  readonly maxPendingAge?: Duration;
   /** What happens to the topic's key when the stack goes. Default RETAIN. */
   readonly removalPolicy?: RemovalPolicy;
   /**
@@ -32,12 +38,12 @@ export interface AppMetrics {
 }
 
 /** One of the functions' own metrics, summed per period. */
-export const appMetric = (m: AppMetrics, name: string, period: Duration) =>
+export const appMetric = (m: AppMetrics, name: string, period: Duration, statistic = 'Sum') =>
   new Metric({
     namespace: m.namespace,
     metricName: name,
     dimensionsMap: { service: m.service },
-    statistic: 'Sum',
+    statistic,
     period,
   });
 
@@ -119,6 +125,18 @@ export class PipelineAlarms extends Construct {
           comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         });
       }
+      add('OldestPendingBatchAge', {
+        alarmDescription:
+          'OldestPendingBatchAge: a batch was claimed but not committed for too long; its message is retrying or in a DLQ, and its hours lack it. `onceflow status` names the oldest; see the DLQ runbook.',
+        metric: appMetric(
+          props.appMetrics,
+          'OldestPendingBatchAge',
+          Duration.minutes(5),
+          'Maximum',
+        ),
+        threshold: (props.maxPendingAge ?? Duration.minutes(15)).toSeconds(),
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
     }
     if (props.email) {
       // Encrypted at rest with a key of the stack's own: the AWS-managed SNS key's policy does not

@@ -1,5 +1,11 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  Billing,
+  ProjectionType,
+  TableEncryptionV2,
+  TableV2,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 
 export interface OrderTableProps {
@@ -14,6 +20,17 @@ export class OrderTable extends Construct {
   /** The key: both strings (the item layout's, `adapters/dynamo-items.ts`; a test holds them equal). */
   static readonly PARTITION_KEY = 'pk';
   static readonly SORT_KEY = 'sk';
+  /**
+   * The sparse index of pending batches (`adapters/dynamo-items.ts` names the same; a test holds
+   * them equal): only ledger entries between their claim and their last commit carry its key, so
+   * `onceflow status` reads the batches in progress without scanning the ledger.
+   */
+  static readonly PENDING_INDEX = {
+    name: 'PendingBatches',
+    partitionKey: 'pendingShard',
+    sortKey: 'receivedAt',
+    projected: ['batchId', 'archiveKey'],
+  } as const;
   readonly table: TableV2;
 
   constructor(scope: Construct, id: string, props: OrderTableProps) {
@@ -27,6 +44,18 @@ export class OrderTable extends Construct {
       timeToLiveAttribute: OrderTable.TTL_ATTRIBUTE,
       deletionProtection: props.protect,
       removalPolicy: props.protect ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      globalSecondaryIndexes: [
+        {
+          indexName: OrderTable.PENDING_INDEX.name,
+          partitionKey: {
+            name: OrderTable.PENDING_INDEX.partitionKey,
+            type: AttributeType.STRING,
+          },
+          sortKey: { name: OrderTable.PENDING_INDEX.sortKey, type: AttributeType.NUMBER },
+          projectionType: ProjectionType.INCLUDE,
+          nonKeyAttributes: [...OrderTable.PENDING_INDEX.projected],
+        },
+      ],
     });
   }
 }

@@ -1,10 +1,9 @@
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
-import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { bundledFunction } from './bundled-function.ts';
 import type { QueueWithDlq } from './queue-with-dlq.ts';
 
 export interface SqsFunctionProps {
@@ -50,47 +49,13 @@ export class SqsFunction extends Construct {
         `${id}: the queue's visibility timeout (${visibility}s) must be at least 6 × timeout + batching window (${needed}s)`,
       );
     }
-    const logGroup = new LogGroup(this, 'Logs', {
-      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
-      removalPolicy: props.removalPolicy,
-    });
-    // Its own role, allowed to write to its own log group and nothing else: the managed
-    // AWSLambdaBasicExecutionRole would allow log writes to every log group of the account.
-    const role = new Role(this, 'Role', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `${id}: its own log group, plus the calls the stack grants it`,
-    });
-    role.addToPolicy(
-      new PolicyStatement({
-        effect: Effect.ALLOW,
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        // The log group's ARN attribute ends in `:*`: its streams.
-        resources: [logGroup.logGroupArn],
-      }),
-    );
-    this.fn = new NodejsFunction(this, 'Function', {
+    this.fn = bundledFunction(this, id, {
       entry: props.entry,
-      role,
-      handler: 'handler',
-      runtime: Runtime.NODEJS_24_X,
-      architecture: Architecture.ARM_64,
+      environment: props.environment,
       timeout: this.timeout,
       memorySize: props.memorySize ?? 512,
-      logGroup,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node24',
-        minify: true,
-        sourceMap: true,
-        mainFields: ['module', 'main'],
-        // The runtime provides AWS SDK v3; bundling it would triple the bundle.
-        externalModules: ['@aws-sdk/*'],
-        // Some dependencies are CommonJS and call require(): give ESM bundles one.
-        banner:
-          "import { createRequire as __onceflowRequire } from 'node:module'; const require = __onceflowRequire(import.meta.url);",
-        forceDockerBundling: false,
-      },
+      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: props.removalPolicy,
     });
     this.fn.addEventSource(
       new SqsEventSource(props.source.queue, {

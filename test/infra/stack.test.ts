@@ -5,8 +5,15 @@ import { App, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TABLE_KEY, TTL_ATTRIBUTE } from '../../adapters/dynamo-items.ts';
+import {
+  PENDING_ATTRIBUTE,
+  PENDING_INDEX,
+  PENDING_SORT_ATTRIBUTE,
+  TABLE_KEY,
+  TTL_ATTRIBUTE,
+} from '../../adapters/dynamo-items.ts';
 import { QueueWithDlq } from '../../infra/constructs/queue-with-dlq.ts';
+import type { ScheduledFunction } from '../../infra/constructs/scheduled-function.ts';
 import { SqsFunction } from '../../infra/constructs/sqs-function.ts';
 import { OnceflowStack, type OnceflowStackProps } from '../../infra/onceflow-stack.ts';
 import { readSettings } from '../../infra/settings.ts';
@@ -41,11 +48,11 @@ describe('the onceflow stack', () => {
   const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
     stack.resolve((construct.node.defaultChild as { logicalId: string }).logicalId) as string;
 
-  it('runs both functions on Node.js 24, ARM64, with source maps and their own log groups', () => {
+  it('runs every function on Node.js 24, ARM64, with source maps and their own log groups', () => {
     template.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
       { Runtime: 'nodejs24.x', Architectures: ['arm64'] },
-      2,
+      3,
     );
     template.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
@@ -58,9 +65,22 @@ describe('the onceflow stack', () => {
         },
         LoggingConfig: { LogGroup: Match.anyValue() },
       },
-      2,
+      3,
     );
     template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  it('runs the pending watcher every 5 minutes from an EventBridge rule, without retries', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      State: 'ENABLED',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [logicalId(stack.watchPending.fn), 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 0 },
+        }),
+      ],
+    });
   });
 
   it('turns on partial batch responses for both event source mappings', () => {
@@ -180,6 +200,25 @@ describe('the onceflow stack', () => {
     });
   });
 
+  it('indexes exactly the pending ledger entries the adapter writes and queries (a sparse index)', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: PENDING_INDEX,
+          KeySchema: [
+            { AttributeName: PENDING_ATTRIBUTE, KeyType: 'HASH' },
+            { AttributeName: PENDING_SORT_ATTRIBUTE, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['batchId', 'archiveKey'] },
+        },
+      ],
+      AttributeDefinitions: Match.arrayWith([
+        { AttributeName: PENDING_ATTRIBUTE, AttributeType: 'S' },
+        { AttributeName: PENDING_SORT_ATTRIBUTE, AttributeType: 'N' },
+      ]),
+    });
+  });
+
   it('gives each function exactly the statements it needs: its own log group, its queues, its table and bucket prefixes', () => {
     /** A resource as `LogicalId.Attribute`, `LogicalId` or joined text, for exact comparison. */
     const name = (v: unknown): string => {
@@ -190,7 +229,7 @@ describe('the onceflow stack', () => {
       const [sep, parts] = o['Fn::Join'] as [string, unknown[]];
       return parts.map(name).join(sep);
     };
-    const statementsOf = (fn: SqsFunction) => {
+    const statementsOf = (fn: { fn: { role?: unknown } }) => {
       const role = logicalId(fn.fn.role as unknown as { node: { defaultChild?: unknown } });
       return Object.values(resources)
         .filter((r) => r.Type === 'AWS::IAM::Policy')
@@ -210,7 +249,7 @@ describe('the onceflow stack', () => {
     const arn = (c: { node: { defaultChild?: unknown } }) => `${logicalId(c)}.Arn`;
     const bucket = arn(stack.data.bucket);
     const table = arn(stack.table.table);
-    const logs = (fn: SqsFunction) =>
+    const logs = (fn: SqsFunction | ScheduledFunction) =>
       arn(fn.node.findChild('Logs') as unknown as { node: { defaultChild?: unknown } });
     const consume = [
       'sqs:ChangeMessageVisibility',
@@ -260,8 +299,15 @@ describe('the onceflow stack', () => {
         listing('aggregates/hourly/*'),
       ]),
     );
+    // The watcher queries the pending index only, never the table.
+    expect(statementsOf(stack.watchPending)).toEqual(
+      sorted([
+        allow(['logs:CreateLogStream', 'logs:PutLogEvents'], [logs(stack.watchPending)]),
+        allow(['dynamodb:Query'], [`${table}/index/PendingBatches`]),
+      ]),
+    );
     // No managed policy: AWSLambdaBasicExecutionRole would allow log writes everywhere.
-    for (const fn of [stack.ingest, stack.aggregate]) {
+    for (const fn of [stack.ingest, stack.aggregate, stack.watchPending]) {
       const role = logicalId(fn.fn.role as unknown as { node: { defaultChild?: unknown } });
       expect(resources[role]?.Properties.ManagedPolicyArns).toBeUndefined();
     }
@@ -275,6 +321,8 @@ describe('the onceflow stack', () => {
     expect(metrics).toEqual([
       'AWS/Lambda/Errors',
       'AWS/Lambda/Errors',
+      'AWS/Lambda/Errors',
+      'AWS/Lambda/Throttles',
       'AWS/Lambda/Throttles',
       'AWS/Lambda/Throttles',
       'AWS/SQS/ApproximateAgeOfOldestMessage',
@@ -283,8 +331,17 @@ describe('the onceflow stack', () => {
       'AWS/SQS/ApproximateNumberOfMessagesVisible',
       'onceflow/BatchConflicts',
       'onceflow/EventConflicts',
+      'onceflow/OldestPendingBatchAge',
       'onceflow/RejectedMessages',
     ]);
+    // A batch in progress for 15 minutes (three watcher runs): its message is stuck.
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'onceflow',
+      MetricName: 'OldestPendingBatchAge',
+      Statistic: 'Maximum',
+      Threshold: 900,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
     // The producer alarms read the functions' own metrics, where Powertools writes them, and
     // fire on one occurrence, each saying why it matters and what to run.
     for (const name of ['RejectedMessages', 'BatchConflicts', 'EventConflicts']) {
@@ -307,7 +364,7 @@ describe('the onceflow stack', () => {
           }),
         },
       },
-      2,
+      3,
     );
     template.resourceCountIs('AWS::SNS::Topic', 0);
   });
@@ -367,7 +424,7 @@ describe('the onceflow stack', () => {
           Variables: Match.objectLike({ TABLE_NAME: 'onceflow-dev-restored-20261201' }),
         },
       },
-      2,
+      3,
     );
     expect(JSON.stringify(json.Outputs.TableName?.Value)).toContain(
       'onceflow-dev-restored-20261201',

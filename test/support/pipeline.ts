@@ -233,6 +233,8 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
     tableName,
     bucketName,
     aggregateQueueUrl,
+    /** The stack copy's outputs (queue URLs, table, bucket), as the CLI reads them. */
+    outputs: copy.outputs,
     admin,
     clients,
     faults,

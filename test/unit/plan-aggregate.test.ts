@@ -62,7 +62,7 @@ describe('planning a batch', () => {
       ev(`e${i}`, `o${i}`, new Date(Date.UTC(2026, 0, 1) + i * 3_600_000).toISOString()),
     );
     const plan = planBatch(parse({ batchId: 'wide', events }), { counterShards: 4 });
-    expect(plan.parts.map((p) => p.length)).toEqual([99, 99, 52]);
+    expect(plan.parts.map((p) => p.length)).toEqual([98, 98, 54]);
     expect(plan.parts.flat().map((d) => d.hour)).toEqual(plan.hours);
   });
 

@@ -1,0 +1,51 @@
+/**
+ * Scheduled (every 5 minutes): how many batches are in progress and how old the oldest is, from
+ * the sparse pending index, as metrics. A batch pending long is one whose message is stuck
+ * (retrying, or in a DLQ): the `OldestPendingBatchAge` alarm wakes someone before its hours
+ * stay wrong for long.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { createAwsClients } from '../adapters/clients.ts';
+import { DynamoLedger, type PendingBatch } from '../adapters/dynamo.ts';
+import { loadWatchConfig } from '../shared/config.ts';
+import { type PendingReport, pendingReport } from '../shared/pending.ts';
+import { once } from './sqs-record.ts';
+
+export interface WatchDependencies {
+  readonly pendingBatches: () => Promise<readonly PendingBatch[]>;
+  readonly now: () => number;
+}
+
+/** Builds the handler; dependencies may be given lazily (created at the first invocation). */
+export const createWatchHandler = (dependencies: WatchDependencies | (() => WatchDependencies)) => {
+  const resolve = once(dependencies);
+  const logger = new Logger();
+  const metrics = new Metrics();
+  return middy<unknown, PendingReport, Error, Context>()
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics))
+    .handler(async () => {
+      const { pendingBatches, now } = resolve();
+      const report = pendingReport(await pendingBatches(), now());
+      metrics.addMetric('PendingBatches', MetricUnit.Count, report.pending);
+      metrics.addMetric('OldestPendingBatchAge', MetricUnit.Seconds, report.oldestAgeSeconds);
+      if (report.pending > 0)
+        logger.info('batches in progress', {
+          pending: report.pending,
+          oldestAgeSeconds: report.oldestAgeSeconds,
+          oldest: report.oldest.map((b) => b.batchId),
+        });
+      return report;
+    });
+};
+
+export const handler = createWatchHandler(() => {
+  const config = loadWatchConfig(process.env);
+  const ledger = new DynamoLedger(createAwsClients(config.aws).dynamo, config.tableName);
+  return { pendingBatches: () => ledger.pendingBatches(), now: Date.now };
+});

@@ -1,0 +1,70 @@
+import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+
+export interface BundledFunctionProps {
+  /** The handler file (exports `handler`). */
+  readonly entry: string;
+  readonly environment: Record<string, string>;
+  readonly timeout: Duration;
+  readonly memorySize: number;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/**
+ * A Node.js 24 / ARM64 function bundled with the local esbuild (no Docker), with its own log
+ * group and a role that may write to that log group only. Its parts (`Logs`, `Role`,
+ * `Function`) are made in `scope` itself, so the construct that owns it keeps stable ids.
+ */
+export const bundledFunction = (
+  scope: Construct,
+  id: string,
+  props: BundledFunctionProps,
+): NodejsFunction => {
+  const logGroup = new LogGroup(scope, 'Logs', {
+    retention: props.logRetention,
+    removalPolicy: props.removalPolicy,
+  });
+  // Its own role, allowed to write to its own log group and nothing else: the managed
+  // AWSLambdaBasicExecutionRole would allow log writes to every log group of the account.
+  const role = new Role(scope, 'Role', {
+    assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+    description: `${id}: its own log group, plus the calls the stack grants it`,
+  });
+  role.addToPolicy(
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      // The log group's ARN attribute ends in `:*`: its streams.
+      resources: [logGroup.logGroupArn],
+    }),
+  );
+  return new NodejsFunction(scope, 'Function', {
+    entry: props.entry,
+    role,
+    handler: 'handler',
+    runtime: Runtime.NODEJS_24_X,
+    architecture: Architecture.ARM_64,
+    timeout: props.timeout,
+    memorySize: props.memorySize,
+    logGroup,
+    environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+    bundling: {
+      format: OutputFormat.ESM,
+      target: 'node24',
+      minify: true,
+      sourceMap: true,
+      mainFields: ['module', 'main'],
+      // The runtime provides AWS SDK v3; bundling it would triple the bundle.
+      externalModules: ['@aws-sdk/*'],
+      // Some dependencies are CommonJS and call require(): give ESM bundles one.
+      banner:
+        "import { createRequire as __onceflowRequire } from 'node:module'; const require = __onceflowRequire(import.meta.url);",
+      forceDockerBundling: false,
+    },
+  });
+};

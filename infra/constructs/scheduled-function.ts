@@ -1,0 +1,46 @@
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { bundledFunction } from './bundled-function.ts';
+
+export interface ScheduledFunctionProps {
+  /** The handler file (exports `handler`). */
+  readonly entry: string;
+  readonly environment: Record<string, string>;
+  /** How often it runs. Default every 5 minutes. */
+  readonly every?: Duration;
+  /** Default 30 seconds. */
+  readonly timeout?: Duration;
+  /** Default 256 MB (it reads a few items and emits metrics). */
+  readonly memorySize?: number;
+  /** Default one month. */
+  readonly logRetention?: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/** A function run on a fixed schedule by an EventBridge rule, with its own log group and role. */
+export class ScheduledFunction extends Construct {
+  readonly fn: NodejsFunction;
+  readonly rule: Rule;
+
+  constructor(scope: Construct, id: string, props: ScheduledFunctionProps) {
+    super(scope, id);
+    this.fn = bundledFunction(this, id, {
+      entry: props.entry,
+      environment: props.environment,
+      timeout: props.timeout ?? Duration.seconds(30),
+      memorySize: props.memorySize ?? 256,
+      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: props.removalPolicy,
+    });
+    this.rule = new Rule(this, 'Schedule', {
+      description: `${id}: every ${(props.every ?? Duration.minutes(5)).toHumanString()}`,
+      schedule: Schedule.rate(props.every ?? Duration.minutes(5)),
+      // A run that fails is simply superseded by the next one: no retries pile up.
+      targets: [new LambdaFunction(this.fn, { retryAttempts: 0 })],
+    });
+  }
+}
