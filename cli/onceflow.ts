@@ -10,6 +10,7 @@ import { register as drainCommand } from './commands/drain.ts';
 import { register as drillCommand } from './commands/drill.ts';
 import { register as generateCommand } from './commands/generate.ts';
 import { register as localCommand } from './commands/local.ts';
+import { register as logsCommand } from './commands/logs.ts';
 import { register as ordersCommand } from './commands/orders.ts';
 import { register as reconcileCommand } from './commands/reconcile.ts';
 import { register as rejectsCommand } from './commands/rejects.ts';
@@ -26,6 +27,7 @@ for (const register of [
   drillCommand,
   generateCommand,
   localCommand,
+  logsCommand,
   ordersCommand,
   reconcileCommand,
   rejectsCommand,

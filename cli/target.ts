@@ -45,6 +45,13 @@ export interface Target {
   readonly outputs: Readonly<Record<string, string>>;
   /** A required stack output, or a clear error naming it. */
   output(name: string): string;
+  /** How the clients were configured (region, endpoint, credentials, profile), for more clients. */
+  readonly clientConfig?: {
+    readonly region?: string;
+    readonly endpoint?: string;
+    readonly credentials?: { accessKeyId: string; secretAccessKey: string };
+    readonly profile?: string;
+  };
 }
 
 const running = (pid: number) => {
@@ -167,6 +174,7 @@ export const resolveTarget = async (options: TargetOptions): Promise<Target> => 
     stackName,
     clients,
     outputs,
+    clientConfig: config,
     output: (name) => {
       const value = outputs[name];
       if (!value) throw new CliError(`stack ${stackName} has no output ${name}`);

@@ -61,15 +61,8 @@ afterAll(async () => {
   await emulators?.stop();
 });
 
-/** A fresh copy of the stack on the shared emulators, and a CLI bound to it as `--target local`. */
-const stack = async () => {
-  const runtime: LocalRuntime = await startLocalRuntime({
-    assemblyDir: assembly.assemblyDir,
-    stackName: assembly.stackName,
-    localStackName: uniqueName('cli'),
-    emulators,
-    retryDelaySeconds: 1,
-  });
+/** Writes the state file `npm start -- --keep` would write for this runtime; returns its path. */
+const recordState = (runtime: LocalRuntime): string => {
   const state = join(dir, `${runtime.stack.stackName}.json`);
   writeLocalState(state, {
     endpoint: runtime.endpoint,
@@ -80,6 +73,21 @@ const stack = async () => {
     pid: process.pid,
     startedAt: new Date().toISOString(),
   });
+  return state;
+};
+
+/** A fresh copy of the stack on the shared emulators, and a CLI bound to it as `--target local`. */
+const stack = async () => {
+  const runtime: LocalRuntime = await startLocalRuntime({
+    assemblyDir: assembly.assemblyDir,
+    stackName: assembly.stackName,
+    localStackName: uniqueName('cli'),
+    emulators,
+    retryDelaySeconds: 1,
+    // Where `onceflow logs` looks: beside the state file, as `npm start` writes them.
+    logDir: join(dir, 'logs'),
+  });
+  const state = recordState(runtime);
   const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
   const { outputs } = runtime.stack;
   const views = stateViews(runtime.clients, outputs.TableName ?? '', outputs.BucketName ?? '');
@@ -326,6 +334,56 @@ describe('onceflow against the local stack', () => {
     expect(replayed.stderr).toContain(
       '✘ 1 message(s) remain in the orders DLQ (0 visible, 1 in flight, 0 delayed): 1 still in flight after the DLQ',
     );
+  });
+
+  it('prints a function’s log with logs, filtered by text and time, and follows new lines with --follow', async () => {
+    await using s = await stack();
+    expect((await s.cli('send', SEED)).code).toBe(0);
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+    const applied = await s.cli('logs', 'ingest', '--filter', 'batch applied');
+    expect(applied.code, applied.stderr).toBe(0);
+    const lines = applied.stdout.trim().split('\n');
+    expect(lines).toHaveLength(4);
+    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ message: 'batch applied' });
+    expect(
+      (await s.cli('logs', 'ingest', '--since', '1h', '--filter', 'batch applied')).stdout,
+    ).toBe(applied.stdout);
+    expect((await s.cli('logs', 'ingest', '--since', '2999-01-01T00:00:00Z')).stdout).toBe('');
+    const bad = await s.cli('logs', 'ingest', '--since', 'yesterday');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--since yesterday: give a duration');
+
+    const follower = spawn(
+      join(ROOT, 'node_modules', '.bin', 'node'),
+      [
+        'cli/onceflow.ts',
+        '--local-state',
+        join(dir, `${s.runtime.stack.stackName}.json`),
+        'logs',
+        'ingest',
+        '--follow',
+        '--filter',
+        'follow-me',
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let followed = '';
+    follower.stdout.on('data', (c: Buffer) => {
+      followed += c.toString();
+    });
+    try {
+      const [first = ''] = seedBatches();
+      const body = JSON.stringify({ ...JSON.parse(first), batchId: uniqueName('follow-me') });
+      await s.runtime.clients.sqs.send(
+        new SendMessageCommand({ QueueUrl: s.outputs.OrdersQueueUrl, MessageBody: body }),
+      );
+      await waitFor(() => followed.includes('follow-me'), {
+        timeoutMs: DEADLINE_MS,
+        what: 'logs --follow to print the new batch',
+      });
+    } finally {
+      follower.kill('SIGINT');
+    }
   });
 
   it('reconciles an interval: deletes an orphan hour object inside it, keeps one outside it, and plans first with --dry-run', async () => {
@@ -626,16 +684,7 @@ describe('onceflow errors and help', () => {
         localStackName: uniqueName('dead'),
         emulators: own,
       });
-      const state = join(dir, `${runtime.stack.stackName}.json`);
-      writeLocalState(state, {
-        endpoint: runtime.endpoint,
-        region: runtime.region,
-        stackName: runtime.stack.stackName,
-        outputs: { ...runtime.stack.outputs },
-        credentials: { ...LOCAL_CREDENTIALS },
-        pid: process.pid,
-        startedAt: new Date().toISOString(),
-      });
+      const state = recordState(runtime);
       process.kill(own.dynamoPid, 'SIGKILL');
       await waitFor(() => failures.length > 0, {
         timeoutMs: DEADLINE_MS,
@@ -719,6 +768,7 @@ describe('onceflow errors and help', () => {
       ['chaos'],
       ['local', 'up'],
       ['local', 'endpoint'],
+      ['logs'],
     ];
     for (const command of commands) {
       const r = await onceflow([...command, '--help']);

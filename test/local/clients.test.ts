@@ -4,7 +4,6 @@
  * protocol, like the AWS CLI before 2.13 and the SDK for Java v1), and the AWS CLI when the
  * machine has one (skipped with a printed reason otherwise).
  */
-import { execFile, spawnSync } from 'node:child_process';
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import AWS from 'aws-sdk';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -13,6 +12,7 @@ import { S3Store } from '../../adapters/s3.ts';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { uniqueName } from '../support/pipeline.ts';
@@ -225,33 +225,11 @@ describe('the AWS SDK for JavaScript v3', () => {
   });
 });
 
-/** The AWS CLI, when this machine has one (a fresh CI machine does not). */
-const awsCli = (() => {
-  const found = spawnSync('aws', ['--version'], { encoding: 'utf8' });
-  return found.status === 0 ? `${found.stdout}${found.stderr}`.trim() : undefined;
-})();
-if (!awsCli) console.log('the AWS CLI is not installed: its SQS, DynamoDB and S3 test is skipped');
-
-/** Runs the AWS CLI against the edge (asynchronously: the edge runs in this process). */
-const aws = (...args: string[]) =>
-  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      'aws',
-      ['--endpoint-url', runtime.endpoint, '--region', runtime.region, '--output', 'json', ...args],
-      {
-        env: {
-          ...process.env,
-          AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-        },
-      },
-      (error, stdout, stderr) =>
-        resolve({ status: error ? (error.code as number) : 0, stdout, stderr }),
-    );
-  });
+reportMissingAwsCli('its SQS, DynamoDB and S3 test is');
+const aws = (...args: string[]) => awsCli(runtime, '--output', 'json', ...args);
 
 describe('the AWS CLI', () => {
-  it.skipIf(!awsCli)(
+  it.skipIf(!awsCliVersion)(
     'lists the queues, sends a batch that ingest applies, and reads the table and the bucket',
     async () => {
       const queues = await aws('sqs', 'list-queues');

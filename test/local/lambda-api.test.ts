@@ -4,7 +4,6 @@
  * back), a thrown error reported as Lambda reports it, a trigger paused and resumed, the AWS
  * CLI when the machine has it, and a service the edge does not serve refused by name.
  */
-import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +23,7 @@ import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { toSqsEvent } from '../../local/sqs-event.ts';
+import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { seedBatches } from '../support/fixtures.ts';
 import { recordsOf, uniqueName } from '../support/pipeline.ts';
@@ -58,40 +58,18 @@ const ingestName = () => {
 const decode = (payload: Uint8Array | undefined) =>
   JSON.parse(new TextDecoder().decode(payload)) as unknown;
 
-/** The AWS CLI, when this machine has one (a fresh CI machine does not). */
-const awsCli = (() => {
-  const found = spawnSync('aws', ['--version'], { encoding: 'utf8' });
-  return found.status === 0 ? `${found.stdout}${found.stderr}`.trim() : undefined;
-})();
-if (!awsCli) console.log('the AWS CLI is not installed: its Lambda test is skipped');
-
-/** Runs the AWS CLI against the edge (asynchronously: the edge runs in this process). */
-const aws = (...args: string[]) =>
-  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      'aws',
-      ['--endpoint-url', runtime.endpoint, '--region', runtime.region, ...args],
-      {
-        env: {
-          ...process.env,
-          AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-        },
-      },
-      (error, stdout, stderr) =>
-        resolve({ status: error ? (error.code as number) : 0, stdout, stderr }),
-    );
-  });
+reportMissingAwsCli('its Lambda test is');
+const aws = (...args: string[]) => awsCli(runtime, ...args);
 
 describe('Lambda’s API on the local edge', () => {
-  it.skipIf(!awsCli)('answers the AWS CLI’s lambda list-functions and invoke', async () => {
+  it.skipIf(!awsCliVersion)('answers the AWS CLI’s lambda list-functions and invoke', async () => {
     const listed = await aws('lambda', 'list-functions', '--output', 'json');
     expect(listed.status, listed.stderr).toBe(0);
     expect(listed.stdout).toContain(ingestName());
     const out = join(mkdtempSync(join(tmpdir(), 'onceflow-aws-')), 'out.json');
     const event = JSON.stringify({ Records: [] });
     // Version 2 reads --payload as base64 unless told otherwise; version 1 takes it raw.
-    const raw = awsCli?.startsWith('aws-cli/1.')
+    const raw = awsCliVersion?.startsWith('aws-cli/1.')
       ? []
       : ['--cli-binary-format', 'raw-in-base64-out'];
     const invoked = await aws(
