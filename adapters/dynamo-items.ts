@@ -10,6 +10,7 @@ import {
   GetItemCommand,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
+import { stableHash } from '../shared/digest.ts';
 
 export type Item = Record<string, AttributeValue>;
 
@@ -36,11 +37,8 @@ export const PENDING_INDEX = 'PendingBatches';
 export const PENDING_ATTRIBUTE = 'pendingShard';
 export const PENDING_SORT_ATTRIBUTE = 'receivedAt';
 export const PENDING_SHARDS = 8;
-export const pendingShardOf = (batchId: string): string => {
-  let h = 0;
-  for (const c of batchId) h = (h * 31 + (c.codePointAt(0) ?? 0)) >>> 0;
-  return `P${h % PENDING_SHARDS}`;
-};
+export const pendingShardOf = (batchId: string): string =>
+  `P${stableHash(batchId).readUInt32BE(0) % PENDING_SHARDS}`;
 /** Applied totals, one item per counter shard (its own partition: no hot key). */
 export const STATS_PK_PREFIX = 'STATS#';
 export const MAX_STATS_SHARDS = 100;

@@ -8,6 +8,7 @@ import {
   ConditionalCheckFailedException,
   type DynamoDBClient,
   PutItemCommand,
+  paginateQuery,
   QueryCommand,
   TransactionCanceledException,
   type TransactWriteItem,
@@ -208,30 +209,29 @@ export class DynamoLedger implements Ledger {
    * many batches the ledger holds. The index is eventually consistent (seconds behind at most).
    */
   async pendingBatches(): Promise<PendingBatch[]> {
-    const pending: PendingBatch[] = [];
-    for (let shard = 0; shard < PENDING_SHARDS; shard++) {
-      let startKey: Item | undefined;
-      do {
-        const page = await this.#client.send(
-          new QueryCommand({
-            TableName: this.#table,
-            IndexName: PENDING_INDEX,
-            KeyConditionExpression: '#shard = :shard',
-            ExpressionAttributeNames: { '#shard': PENDING_ATTRIBUTE },
-            ExpressionAttributeValues: { ':shard': S(`P${shard}`) },
-            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-          }),
-        );
+    const shard = async (n: number) => {
+      const found: PendingBatch[] = [];
+      const pages = paginateQuery(
+        { client: this.#client },
+        {
+          TableName: this.#table,
+          IndexName: PENDING_INDEX,
+          KeyConditionExpression: '#shard = :shard',
+          ExpressionAttributeNames: { '#shard': PENDING_ATTRIBUTE },
+          ExpressionAttributeValues: { ':shard': S(`P${n}`) },
+        },
+      );
+      for await (const page of pages)
         for (const item of page.Items ?? [])
-          pending.push({
+          found.push({
             batchId: readString(item, 'batchId'),
             archiveKey: readString(item, 'archiveKey'),
             receivedAtMs: Number(readInteger(item, PENDING_SORT_ATTRIBUTE)),
           });
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-    }
-    return pending.sort((a, b) => a.receivedAtMs - b.receivedAtMs);
+      return found;
+    };
+    const shards = await Promise.all(Array.from({ length: PENDING_SHARDS }, (_, n) => shard(n)));
+    return shards.flat().sort((a, b) => a.receivedAtMs - b.receivedAtMs);
   }
 
   /** Batches applied and the events they counted, summed over the totals items (no scan). */
