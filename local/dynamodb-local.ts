@@ -63,7 +63,9 @@ export const startDynamoLocal = async (options: DynamoLocalOptions = {}): Promis
   const jvm = [
     `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
     '-Xms64m',
-    '-XX:TieredStopAtLevel=1',
+    // No TieredStopAtLevel=1: the client compiler alone starts a little sooner, but DynamoDB
+    // Local runs for minutes under tests and the bench, and the server compiler serves writes
+    // about 1.7× faster once warm (100,000 seeded ledger entries: 21 s against 36 s).
   ];
   const loopback = hasJavaCompiler();
   if (!loopback) {

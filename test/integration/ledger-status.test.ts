@@ -83,8 +83,11 @@ describe('onceflow status on a large ledger', () => {
         now,
       );
       // A committed entry: its part done, out of the pending index (what the last commit does).
-      const { pendingShard: _, ...committed } = item;
-      chunk.push({ ...committed, doneParts: { NS: ['0'] } });
+      // Only the attributes a committed entry keeps that matter to a reader: the seed is 100,000
+      // writes on two cores, and every byte is paid for in DynamoDB Local's time.
+      const { pk, sk, kind, parts } = item;
+      if (!pk || !sk || !kind || !parts) throw new Error('ledger item without its keys');
+      chunk.push({ pk, sk, kind, parts, doneParts: { NS: ['0'] } });
       if (chunk.length === 25) {
         requests.push(put(chunk));
         chunk = [];
