@@ -39,6 +39,14 @@ export const PENDING_SORT_ATTRIBUTE = 'receivedAt';
 export const PENDING_SHARDS = 8;
 export const pendingShardOf = (batchId: string): string =>
   `P${stableHash(batchId).readUInt32BE(0) % PENDING_SHARDS}`;
+/**
+ * The index of orders by customer: order items carry `customerId` and `orderId`, nothing else
+ * does, so the index holds exactly the orders. Keys only: an order's state changes on many
+ * writes, its keys on none, so the index is written once per order (when it is first seen).
+ */
+export const CUSTOMER_INDEX = 'OrdersByCustomer';
+export const CUSTOMER_ATTRIBUTE = 'customerId';
+export const CUSTOMER_SORT_ATTRIBUTE = 'orderId';
 /** Applied totals, one item per counter shard (its own partition: no hot key). */
 export const STATS_PK_PREFIX = 'STATS#';
 export const MAX_STATS_SHARDS = 100;
@@ -77,12 +85,20 @@ export const getItem = async (
     )
   ).Item;
 
-/** The items of `keys` that exist (BatchGetItem, 100 keys a request, unprocessed keys retried). */
+/**
+ * The items of `keys` that exist (BatchGetItem, 100 keys a request, unprocessed keys retried),
+ * with only `attributes` when given.
+ */
 export const batchGet = async (
   client: DynamoDBClient,
   table: string,
   keys: readonly Item[],
+  attributes: readonly string[] = [],
 ): Promise<Item[]> => {
+  const names = Object.fromEntries(attributes.map((a, i) => [`#p${i}`, a]));
+  const projection = attributes.length
+    ? { ProjectionExpression: Object.keys(names).join(', '), ExpressionAttributeNames: names }
+    : {};
   const items: Item[] = [];
   for (let i = 0; i < keys.length; i += 100) {
     let pending: Item[] = keys.slice(i, i + 100);
@@ -90,7 +106,7 @@ export const batchGet = async (
       if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
       const page = await client.send(
         new BatchGetItemCommand({
-          RequestItems: { [table]: { Keys: pending, ConsistentRead: true } },
+          RequestItems: { [table]: { Keys: pending, ConsistentRead: true, ...projection } },
         }),
       );
       items.push(...(page.Responses?.[table] ?? []));

@@ -20,18 +20,24 @@ import {
   type AttributeValue,
   ConditionalCheckFailedException,
   type DynamoDBClient,
+  QueryCommand,
   ScanCommand,
   UpdateItemCommand,
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
+import * as v from 'valibot';
 import { type EventClaim, type Settlement, settleOrder } from '../shared/claims.ts';
 import { KeyedQueue } from '../shared/concurrency.ts';
 import { eventDigest } from '../shared/digest.ts';
-import { OrderTooLargeError, RetryableError } from '../shared/errors.ts';
+import { InvalidCursorError, OrderTooLargeError, RetryableError } from '../shared/errors.ts';
 import type { Claimant, OrderStore } from '../shared/ingest.ts';
-import type { OrderView } from '../shared/order-state.ts';
+import { byOrderId, type OrderView } from '../shared/order-state.ts';
 import type { OrderEvent } from '../shared/schema.ts';
 import {
+  batchGet,
+  CUSTOMER_ATTRIBUTE,
+  CUSTOMER_INDEX,
+  CUSTOMER_SORT_ATTRIBUTE,
   getItem,
   type Item,
   itemBytes,
@@ -203,6 +209,55 @@ const toOrderView = (item: Item): OrderView => ({
   eventTime: readString(item, 'eventTime'),
 });
 
+const VIEW_ATTRIBUTES = [
+  'orderId',
+  'customerId',
+  'status',
+  'amount',
+  'currency',
+  'eventTime',
+] as const;
+
+/** One page of orders, and the cursor of the next one when there is more. */
+export interface OrdersPage {
+  readonly orders: OrderView[];
+  readonly next?: string;
+}
+
+export interface OrdersPageOptions {
+  /** Only this customer's orders. Default: every order. */
+  readonly customerId?: string;
+  /** At most this many orders (1–1000). Default 100. */
+  readonly limit?: number;
+  /** The `next` cursor of the page before. */
+  readonly after?: string;
+}
+
+/** A page cursor: the index's last key, opaque to callers (base64url of its four strings). */
+const INDEX_KEY = ['pk', 'sk', CUSTOMER_ATTRIBUTE, CUSTOMER_SORT_ATTRIBUTE] as const;
+const CursorSchema = v.tuple([v.string(), v.string(), v.string(), v.string()]);
+
+const encodeCursor = (key: Item): string =>
+  Buffer.from(JSON.stringify(INDEX_KEY.map((name) => key[name]?.S ?? ''))).toString('base64url');
+
+const decodeCursor = (cursor: string): Item => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch (error) {
+    throw new InvalidCursorError(`${cursor}: not a cursor onceflow handed out`, { cause: error });
+  }
+  const result = v.safeParse(CursorSchema, parsed);
+  if (!result.success) throw new InvalidCursorError(`${cursor}: not a cursor onceflow handed out`);
+  const [pk, sk, customerId, orderId] = result.output;
+  return {
+    pk: S(pk),
+    sk: S(sk),
+    [CUSTOMER_ATTRIBUTE]: S(customerId),
+    [CUSTOMER_SORT_ATTRIBUTE]: S(orderId),
+  };
+};
+
 export class DynamoOrderStore implements OrderStore {
   readonly #client: DynamoDBClient;
   readonly #table: string;
@@ -283,6 +338,40 @@ export class DynamoOrderStore implements OrderStore {
     return item ? toOrderView(item) : undefined;
   }
 
+  /**
+   * A page of orders, read through the customer index (it holds only orders, keys only) and
+   * then by key: a customer's orders are one query, every order a scan of the index, never of
+   * the table. Sorted by order id within the page. The index is eventually consistent: an order
+   * first written a moment ago may show on the next call.
+   */
+  async ordersPage(options: OrdersPageOptions = {}): Promise<OrdersPage> {
+    const limit = options.limit ?? 100;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw new RangeError(`limit ${limit}: give an integer from 1 to 1000`);
+    const common = {
+      TableName: this.#table,
+      IndexName: CUSTOMER_INDEX,
+      Limit: limit,
+      ...(options.after === undefined ? {} : { ExclusiveStartKey: decodeCursor(options.after) }),
+    };
+    const page = await this.#client.send(
+      options.customerId === undefined
+        ? new ScanCommand(common)
+        : new QueryCommand({
+            ...common,
+            KeyConditionExpression: '#c = :c',
+            ExpressionAttributeNames: { '#c': CUSTOMER_ATTRIBUTE },
+            ExpressionAttributeValues: { ':c': S(options.customerId) },
+          }),
+    );
+    const keys = (page.Items ?? []).map((item) => ({ pk: item.pk ?? S(''), sk: item.sk ?? S('') }));
+    const items = await batchGet(this.#client, this.#table, keys, VIEW_ATTRIBUTES);
+    return {
+      orders: items.map(toOrderView).sort(byOrderId),
+      ...(page.LastEvaluatedKey ? { next: encodeCursor(page.LastEvaluatedKey) } : {}),
+    };
+  }
+
   /** Every order's current state, sorted by order id (a scan: for operators, not hot paths). */
   async listOrders(): Promise<OrderView[]> {
     const orders: OrderView[] = [];
@@ -302,6 +391,6 @@ export class DynamoOrderStore implements OrderStore {
       for (const item of page.Items ?? []) orders.push(toOrderView(item));
       startKey = page.LastEvaluatedKey;
     } while (startKey);
-    return orders.sort((a, b) => (a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0));
+    return orders.sort(byOrderId);
   }
 }

@@ -82,3 +82,8 @@ export class ConfigError extends Error {
 export class RetryableError extends Error {
   override readonly name = 'RetryableError';
 }
+
+/** A paging cursor that is not one this version handed out (mistyped, or cut short). */
+export class InvalidCursorError extends Error {
+  override readonly name = 'InvalidCursorError';
+}

@@ -39,3 +39,7 @@ export interface OrderView {
   readonly currency: string;
   readonly eventTime: string;
 }
+
+/** The order readers list orders in: by order id (as JavaScript compares strings). */
+export const byOrderId = (a: OrderView, b: OrderView): number =>
+  a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0;

@@ -1,35 +1,100 @@
-/** `onceflow orders`: every order's newest state. */
-import type { Command } from 'commander';
+/** `onceflow orders`: orders' newest state, through the customer index (never a table scan). */
+import { type Command, InvalidArgumentError } from 'commander';
 import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { errorName } from '../../adapters/errors.ts';
 import { ordersTable } from '../../local/render.ts';
-import type { OrderView } from '../../shared/order-state.ts';
+import { InvalidCursorError } from '../../shared/errors.ts';
+import { byOrderId, type OrderView } from '../../shared/order-state.ts';
 import { json, run, target } from '../program.ts';
 import { CliError } from '../target.ts';
+
+const pageSize = (text: string): number => {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 1000)
+    throw new InvalidArgumentError('give an integer from 1 to 1000');
+  return n;
+};
+
+interface OrdersOptions {
+  json?: boolean;
+  orderId?: string;
+  customer?: string;
+  limit?: number;
+  after?: string;
+}
 
 export const register = (program: Command): void => {
   program
     .command('orders')
-    .description('the newest state of every order')
+    .description('the newest state of orders: one, one customer’s, or every one, page by page')
     .option('--json', 'print JSON: [{orderId, customerId, status, amount, currency, eventTime}]')
-    .option('--order-id <id>', 'one order only, read directly (no scan)')
+    .option('--order-id <id>', 'one order only, read directly')
+    .option('--customer <id>', 'this customer’s orders only (a query of the customer index)')
+    .option('--limit <n>', 'at most n orders, then the cursor of the next page on stderr', pageSize)
+    .option('--after <cursor>', 'the page after the one that printed this cursor')
     .addHelpText(
       'after',
-      '\nExample:\n  npx onceflow orders --json > orders.json\n  npx onceflow orders --order-id 1001',
+      [
+        '',
+        'Example:',
+        '  npx onceflow orders --json > orders.json',
+        '  npx onceflow orders --order-id 1001',
+        '  npx onceflow orders --customer c-42 --limit 50',
+        '  npx onceflow orders --limit 50 --after <cursor printed by the page before>',
+      ].join('\n'),
     )
     .action(
-      run(async (o: { json?: boolean; orderId?: string }) => {
+      run(async (o: OrdersOptions) => {
         const t = await target();
         const store = new DynamoOrderStore(t.clients.dynamo, t.output('TableName'));
         let orders: OrderView[];
-        if (o.orderId === undefined) orders = await store.listOrders();
-        else {
+        let next: string | undefined;
+        if (o.orderId !== undefined) {
           const order = await store.getOrder(o.orderId);
           if (!order) throw new CliError(`no order ${o.orderId}`);
           orders = [order];
+        } else {
+          ({ orders, next } = await pages(store, o));
         }
         if (o.json) json(orders);
         else console.log(`${ordersTable(orders)}\n${orders.length} orders`);
+        // On stderr, so that --json output stays one JSON document.
+        if (next !== undefined) console.error(`more: --after ${next}`);
         return 0;
       }),
     );
+};
+
+/** With --limit, one page; without, every page (each of the index's default size). */
+const pages = async (store: DynamoOrderStore, o: OrdersOptions) => {
+  const request = { ...(o.customer === undefined ? {} : { customerId: o.customer }) };
+  try {
+    if (o.limit !== undefined)
+      return await store.ordersPage({
+        ...request,
+        limit: o.limit,
+        ...(o.after === undefined ? {} : { after: o.after }),
+      });
+    const orders: OrderView[] = [];
+    let after = o.after;
+    do {
+      const page = await store.ordersPage({
+        ...request,
+        ...(after === undefined ? {} : { after }),
+      });
+      orders.push(...page.orders);
+      after = page.next;
+    } while (after !== undefined);
+    orders.sort(byOrderId);
+    return { orders, next: undefined };
+  } catch (error) {
+    if (error instanceof InvalidCursorError) throw new CliError(error.message, { cause: error });
+    // A table from before the customer index (kept data, or a stack not yet updated).
+    if (errorName(error) === 'ValidationException' && /index/i.test(String(error)))
+      throw new CliError(
+        `the table has no customer index (${String(error)}): deploy the current stack first`,
+        { cause: error },
+      );
+    throw error;
+  }
 };

@@ -31,6 +31,17 @@ export class OrderTable extends Construct {
     sortKey: 'receivedAt',
     projected: ['batchId', 'archiveKey'],
   } as const;
+  /**
+   * The index of orders by customer (keys only): `onceflow orders --customer` queries it, and
+   * `onceflow orders` pages through it instead of scanning the table. Only order items carry
+   * its key, and their keys never change, so it costs one write per order, when the order is
+   * first seen.
+   */
+  static readonly CUSTOMER_INDEX = {
+    name: 'OrdersByCustomer',
+    partitionKey: 'customerId',
+    sortKey: 'orderId',
+  } as const;
   readonly table: TableV2;
 
   constructor(scope: Construct, id: string, props: OrderTableProps) {
@@ -54,6 +65,15 @@ export class OrderTable extends Construct {
           sortKey: { name: OrderTable.PENDING_INDEX.sortKey, type: AttributeType.NUMBER },
           projectionType: ProjectionType.INCLUDE,
           nonKeyAttributes: [...OrderTable.PENDING_INDEX.projected],
+        },
+        {
+          indexName: OrderTable.CUSTOMER_INDEX.name,
+          partitionKey: {
+            name: OrderTable.CUSTOMER_INDEX.partitionKey,
+            type: AttributeType.STRING,
+          },
+          sortKey: { name: OrderTable.CUSTOMER_INDEX.sortKey, type: AttributeType.STRING },
+          projectionType: ProjectionType.KEYS_ONLY,
         },
       ],
     });

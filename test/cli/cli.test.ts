@@ -463,7 +463,7 @@ describe('onceflow against the local stack', () => {
     expect(inside.code).toBe(0);
   });
 
-  it('lists quarantined messages with their reasons and counts them in status', async () => {
+  it('lists quarantined messages with their reasons, counts them in status, and reads orders by id, by customer and page by page', async () => {
     await using s = await stack();
     const file = join(dir, 'bad.ndjson');
     writeFileSync(
@@ -486,6 +486,23 @@ describe('onceflow against the local stack', () => {
     expect((await s.cli('rejects', '--since', '2000-01-01')).stdout).toContain('2 quarantined');
     const one = JSON.parse((await s.cli('orders', '--json', '--order-id', '1001')).stdout);
     expect(one).toEqual(expectedOrders().filter((o) => o.orderId === '1001'));
+    const c01 = JSON.parse((await s.cli('orders', '--json', '--customer', 'C01')).stdout);
+    expect(c01).toEqual(expectedOrders().filter((o) => o.customerId === 'C01'));
+    // Page by page: each page's cursor on stderr, the pages together every order once.
+    const paged: unknown[] = [];
+    let after: string[] = [];
+    for (let page = 0; page < 10; page++) {
+      const out = await s.cli('orders', '--json', '--limit', '3', ...after);
+      paged.push(...JSON.parse(out.stdout));
+      const next = /more: --after (\S+)/.exec(out.stderr)?.[1];
+      if (next === undefined) break;
+      after = ['--after', next];
+    }
+    expect(paged).toEqual(expect.arrayContaining(expectedOrders()));
+    expect(paged).toHaveLength(expectedOrders().length);
+    const badCursor = await s.cli('orders', '--limit', '3', '--after', 'bogus');
+    expect(badCursor.code).toBe(1);
+    expect(badCursor.stderr).toContain('bogus: not a cursor onceflow handed out');
     const unknown = await s.cli('orders', '--order-id', 'no-such-order');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no order no-such-order');

@@ -6,6 +6,9 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  CUSTOMER_ATTRIBUTE,
+  CUSTOMER_INDEX,
+  CUSTOMER_SORT_ATTRIBUTE,
   PENDING_ATTRIBUTE,
   PENDING_INDEX,
   PENDING_SORT_ATTRIBUTE,
@@ -200,7 +203,7 @@ describe('the onceflow stack', () => {
     });
   });
 
-  it('indexes exactly the pending ledger entries the adapter writes and queries (a sparse index)', () => {
+  it('indexes exactly the pending ledger entries and the orders the adapter writes and queries (sparse indexes)', () => {
     template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
       GlobalSecondaryIndexes: [
         {
@@ -211,10 +214,20 @@ describe('the onceflow stack', () => {
           ],
           Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['batchId', 'archiveKey'] },
         },
+        {
+          IndexName: CUSTOMER_INDEX,
+          KeySchema: [
+            { AttributeName: CUSTOMER_ATTRIBUTE, KeyType: 'HASH' },
+            { AttributeName: CUSTOMER_SORT_ATTRIBUTE, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
       ],
       AttributeDefinitions: Match.arrayWith([
         { AttributeName: PENDING_ATTRIBUTE, AttributeType: 'S' },
         { AttributeName: PENDING_SORT_ATTRIBUTE, AttributeType: 'N' },
+        { AttributeName: CUSTOMER_ATTRIBUTE, AttributeType: 'S' },
+        { AttributeName: CUSTOMER_SORT_ATTRIBUTE, AttributeType: 'S' },
       ]),
     });
   });
