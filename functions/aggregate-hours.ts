@@ -4,21 +4,19 @@
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import middy from '@middy/core';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
 import { createAwsClients } from '../adapters/clients.ts';
 import { S3Store } from '../adapters/s3.ts';
+import { loadTracing, NO_TRACING, type Tracing } from '../adapters/tracing.ts';
 import { aggregatorPorts } from '../adapters/wiring.ts';
 import { type AggregatorPorts, type PublishOutcome, publishHour } from '../shared/aggregator.ts';
-import { loadAggregateConfig } from '../shared/config.ts';
+import { loadAggregateConfig, loadTracingConfig } from '../shared/config.ts';
 import { boundDetail } from '../shared/errors.ts';
 import type { Quarantine } from '../shared/ingest.ts';
 import { describeValidationIssues, HourMessageSchema } from '../shared/schema.ts';
-import { loggingFailures, once, toIncomingMessage } from './sqs-record.ts';
+import { instrumented, loggingFailures, once, toIncomingMessage } from './sqs-record.ts';
 
 export interface AggregateDependencies {
   readonly ports: AggregatorPorts;
@@ -49,14 +47,13 @@ const parseHourMessage = (body: string) => {
 /** Builds the handler; dependencies may be given lazily, as for the ingest function. */
 export const createAggregateHandler = (
   dependencies: AggregateDependencies | (() => AggregateDependencies),
+  tracing: Tracing = NO_TRACING,
 ) => {
   const resolve = once(dependencies);
   const logger = new Logger();
   const metrics = new Metrics();
-  return middy<SQSEvent, SQSBatchResponse, Error, Context>()
-    .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics))
-    .handler((event, context) => {
+  return instrumented<SQSEvent, SQSBatchResponse>(tracing, logger, metrics).handler(
+    (event, context) => {
       const { ports, quarantine } = resolve();
       metrics.addMetric('RecordsReceived', MetricUnit.Count, event.Records.length);
       const inFlight = new Map<string, Promise<PublishOutcome>>();
@@ -91,14 +88,18 @@ export const createAggregateHandler = (
       return processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), {
         context,
       });
-    });
+    },
+  );
 };
+
+// Before anything else: whether the tracer loads at all.
+const tracing = await loadTracing(loadTracingConfig(process.env).enabled);
 
 export const handler = createAggregateHandler(() => {
   const config = loadAggregateConfig(process.env);
-  const clients = createAwsClients(config.aws);
+  const clients = tracing.capture(createAwsClients(config.aws));
   return {
     ports: aggregatorPorts(config, clients),
     quarantine: new S3Store(clients.s3, config.bucketName),
   };
-});
+}, tracing);

@@ -4,16 +4,14 @@
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import middy from '@middy/core';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createAwsClients } from '../adapters/clients.ts';
+import { loadTracing, NO_TRACING, type Tracing } from '../adapters/tracing.ts';
 import { ingestPorts, ingestSettings } from '../adapters/wiring.ts';
-import { loadIngestConfig } from '../shared/config.ts';
+import { loadIngestConfig, loadTracingConfig } from '../shared/config.ts';
 import { type IngestPorts, type IngestSettings, ingestMessage } from '../shared/ingest.ts';
-import { loggingFailures, once, toIncomingMessage } from './sqs-record.ts';
+import { instrumented, loggingFailures, once, toIncomingMessage } from './sqs-record.ts';
 
 export interface IngestDependencies {
   readonly ports: IngestPorts;
@@ -27,6 +25,7 @@ export interface IngestDependencies {
  */
 export const createIngestHandler = (
   dependencies: IngestDependencies | (() => IngestDependencies),
+  tracing: Tracing = NO_TRACING,
 ) => {
   const resolve = once(dependencies);
   const logger = new Logger();
@@ -76,10 +75,8 @@ export const createIngestHandler = (
     }
   };
 
-  return middy<SQSEvent, SQSBatchResponse, Error, Context>()
-    .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics))
-    .handler((event, context) => {
+  return instrumented<SQSEvent, SQSBatchResponse>(tracing, logger, metrics).handler(
+    (event, context) => {
       resolve(); // a configuration error fails the invocation itself, naming the variable
       metrics.addMetric('RecordsReceived', MetricUnit.Count, event.Records.length);
       // A processor per invocation: it holds per-batch state.
@@ -87,13 +84,17 @@ export const createIngestHandler = (
       return processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), {
         context,
       });
-    });
+    },
+  );
 };
+
+// Before anything else: whether the tracer loads at all.
+const tracing = await loadTracing(loadTracingConfig(process.env).enabled);
 
 export const handler = createIngestHandler(() => {
   const config = loadIngestConfig(process.env);
   return {
-    ports: ingestPorts(config, createAwsClients(config.aws)),
+    ports: ingestPorts(config, tracing.capture(createAwsClients(config.aws))),
     settings: ingestSettings(config),
   };
-});
+}, tracing);

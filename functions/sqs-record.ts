@@ -1,6 +1,10 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { SQSRecord } from 'aws-lambda';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context, SQSRecord } from 'aws-lambda';
+import type { Tracing } from '../adapters/tracing.ts';
 import type { IncomingMessage } from '../shared/ingest.ts';
 
 /** The parts of an SQS record the functions use. SentTimestamp dates a reject deterministically. */
@@ -9,6 +13,16 @@ export const toIncomingMessage = (record: SQSRecord): IncomingMessage => ({
   body: record.body,
   sentAtMs: Number(record.attributes.SentTimestamp) || 0,
 });
+
+/**
+ * The middleware every function runs: the trace outermost (its subsegment spans the rest), then
+ * the logger's Lambda context, then the metrics flush.
+ */
+export const instrumented = <Event, Result>(tracing: Tracing, logger: Logger, metrics: Metrics) =>
+  middy<Event, Result, Error, Context>()
+    .use(tracing.middlewares)
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics));
 
 /** Resolves a value or a factory once and keeps it (per container, like module scope). */
 export const once = <T>(valueOrFactory: T | (() => T)): (() => T) => {

@@ -5,16 +5,13 @@
  * stay wrong for long.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-import middy from '@middy/core';
-import type { Context } from 'aws-lambda';
 import { createAwsClients } from '../adapters/clients.ts';
 import { DynamoLedger, type PendingBatch } from '../adapters/dynamo.ts';
-import { loadWatchConfig } from '../shared/config.ts';
+import { loadTracing, NO_TRACING, type Tracing } from '../adapters/tracing.ts';
+import { loadTracingConfig, loadWatchConfig } from '../shared/config.ts';
 import { type PendingReport, pendingReport } from '../shared/pending.ts';
-import { once } from './sqs-record.ts';
+import { instrumented, once } from './sqs-record.ts';
 
 export interface WatchDependencies {
   readonly pendingBatches: () => Promise<readonly PendingBatch[]>;
@@ -22,30 +19,34 @@ export interface WatchDependencies {
 }
 
 /** Builds the handler; dependencies may be given lazily (created at the first invocation). */
-export const createWatchHandler = (dependencies: WatchDependencies | (() => WatchDependencies)) => {
+export const createWatchHandler = (
+  dependencies: WatchDependencies | (() => WatchDependencies),
+  tracing: Tracing = NO_TRACING,
+) => {
   const resolve = once(dependencies);
   const logger = new Logger();
   const metrics = new Metrics();
-  return middy<unknown, PendingReport, Error, Context>()
-    .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics))
-    .handler(async () => {
-      const { pendingBatches, now } = resolve();
-      const report = pendingReport(await pendingBatches(), now());
-      metrics.addMetric('PendingBatches', MetricUnit.Count, report.pending);
-      metrics.addMetric('OldestPendingBatchAge', MetricUnit.Seconds, report.oldestAgeSeconds);
-      if (report.pending > 0)
-        logger.info('batches in progress', {
-          pending: report.pending,
-          oldestAgeSeconds: report.oldestAgeSeconds,
-          oldest: report.oldest.map((b) => b.batchId),
-        });
-      return report;
-    });
+  return instrumented<unknown, PendingReport>(tracing, logger, metrics).handler(async () => {
+    const { pendingBatches, now } = resolve();
+    const report = pendingReport(await pendingBatches(), now());
+    metrics.addMetric('PendingBatches', MetricUnit.Count, report.pending);
+    metrics.addMetric('OldestPendingBatchAge', MetricUnit.Seconds, report.oldestAgeSeconds);
+    if (report.pending > 0)
+      logger.info('batches in progress', {
+        pending: report.pending,
+        oldestAgeSeconds: report.oldestAgeSeconds,
+        oldest: report.oldest.map((b) => b.batchId),
+      });
+    return report;
+  });
 };
+
+// Before anything else: whether the tracer loads at all.
+const tracing = await loadTracing(loadTracingConfig(process.env).enabled);
 
 export const handler = createWatchHandler(() => {
   const config = loadWatchConfig(process.env);
-  const ledger = new DynamoLedger(createAwsClients(config.aws).dynamo, config.tableName);
+  const { dynamo } = tracing.capture(createAwsClients(config.aws));
+  const ledger = new DynamoLedger(dynamo, config.tableName);
   return { pendingBatches: () => ledger.pendingBatches(), now: Date.now };
-});
+}, tracing);

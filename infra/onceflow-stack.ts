@@ -95,6 +95,7 @@ export class OnceflowStack extends Stack {
       entry: join(FUNCTIONS_DIR, 'ingest-orders.ts'),
       source: this.ordersQueue,
       removalPolicy,
+      tracing: settings.tracing,
       ...props.ingest,
       environment: {
         ...common,
@@ -110,6 +111,7 @@ export class OnceflowStack extends Stack {
       entry: join(FUNCTIONS_DIR, 'aggregate-hours.ts'),
       source: this.aggregateQueue,
       removalPolicy,
+      tracing: settings.tracing,
       ...props.aggregate,
       environment: common,
     });
@@ -117,6 +119,7 @@ export class OnceflowStack extends Stack {
     this.watchPending = new ScheduledFunction(this, 'WatchPending', {
       entry: join(FUNCTIONS_DIR, 'watch-pending.ts'),
       removalPolicy,
+      tracing: settings.tracing,
       environment: {
         TABLE_NAME: table.tableName,
         POWERTOOLS_SERVICE_NAME: APP_METRICS.service,
@@ -236,10 +239,10 @@ export class OnceflowStack extends Stack {
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
 
-    this.#suppressReasonedFindings();
+    this.#suppressReasonedFindings(settings);
   }
 
-  #suppressReasonedFindings() {
+  #suppressReasonedFindings(settings: Settings) {
     const ack = (scope: IConstruct, id: string, reason: string) =>
       Validations.of(scope).acknowledge({ id, reason });
     // Full rule ids (`Pack::Rule`), so each acknowledgement shows in the validation report.
@@ -263,6 +266,15 @@ export class OnceflowStack extends Stack {
           fn,
           `AwsSolutions::AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${key}]`,
           `Objects under the fixed prefix ${key} only; no wildcard actions.`,
+        );
+      }
+    }
+    if (settings.tracing) {
+      for (const fn of [this.ingest, this.aggregate, this.watchPending]) {
+        ack(
+          fn,
+          'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+          'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so AWS requires the resource "*".',
         );
       }
     }

@@ -29,6 +29,20 @@ const SettingsSchema = v.object({
    * point-in-time restore created (see the README's runbook). The stack's own table stays, and
    * is used again once this is removed. Default: the stack's own table.
    */
+  /**
+   * Active X-Ray tracing on every function, through the Powertools Tracer (the handler and each
+   * AWS SDK call as subsegments). Off by default: the tracer is then left out of the bundles.
+   */
+  tracing: v.optional(
+    v.union([
+      v.boolean(),
+      v.pipe(
+        v.picklist(['true', 'false'], 'tracing must be true or false'),
+        v.transform((s) => s === 'true'),
+      ),
+    ]),
+    false,
+  ),
   tableName: v.optional(
     v.pipe(
       v.string(),
@@ -42,7 +56,7 @@ export type Settings = v.InferOutput<typeof SettingsSchema>;
 /** Reads the settings from a construct node's context; throws naming each bad key. */
 export const readSettings = (context: (key: string) => unknown): Settings => {
   const raw = Object.fromEntries(
-    ['stage', 'alarmEmail', 'ledgerRetentionDays', 'rejectRetentionDays', 'tableName']
+    ['stage', 'alarmEmail', 'ledgerRetentionDays', 'rejectRetentionDays', 'tracing', 'tableName']
       .map((key) => [key, context(key)])
       .filter(([, value]) => value !== undefined),
   );

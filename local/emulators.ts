@@ -25,6 +25,7 @@ import {
   type Upstream,
 } from './http.ts';
 import { answerLambda, isLambdaRequest, type LambdaBackend } from './lambda-api.ts';
+import { answerLogs, LOGS_TARGET_PREFIX } from './logs-api.ts';
 import { freePort } from './net.ts';
 import {
   answerInjectedConflict,
@@ -181,6 +182,7 @@ const SERVED_SERVICES = new Set([
   'sts',
   'cloudformation',
   'lambda',
+  'logs',
 ]);
 
 /** The service a SigV4-signed request is for (its credential scope); undefined when unsigned. */
@@ -320,6 +322,8 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         return forward(req, res, fauxqs, onAnswer, body);
       }
       const target = req.headers['x-amz-target'];
+      if (typeof target === 'string' && target.startsWith(LOGS_TARGET_PREFIX))
+        return answerLogs(req, res, target.slice(LOGS_TARGET_PREFIX.length), [...lambdas]);
       if (typeof target === 'string' && target.startsWith('DynamoDB_')) {
         return forward(req, res, dynamodb, onAnswer);
       }

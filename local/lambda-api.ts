@@ -8,8 +8,10 @@
  * `Enabled` (pausing a trigger is how an operator stops the bleeding). Any other Lambda action is
  * answered with an error naming it.
  */
+
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { logGroupOf } from './logs-api.ts';
 import type { LocalFunction } from './provision.ts';
 
 const ACCOUNT = '000000000000';
@@ -33,6 +35,8 @@ export interface LambdaBackend {
   readonly mappings: readonly LocalMapping[];
   /** Runs the function; with `log`, what it writes meanwhile is appended there. */
   invoke(name: string, event: unknown, log?: string[]): Promise<unknown>;
+  /** The file the function's log is written to, when the runtime keeps one. */
+  logFile?(name: string): string | undefined;
 }
 
 export const isLambdaRequest = (req: IncomingMessage) => (req.url ?? '').startsWith('/2015-03-31/');
@@ -52,6 +56,8 @@ const configurationOf = (region: string, fn: LocalFunction) => ({
   Architectures: ['arm64'],
   State: 'Active',
   LastUpdateStatus: 'Successful',
+  // Lambda's default group, which the edge's CloudWatch Logs serves from the runtime's files.
+  LoggingConfig: { LogFormat: 'Text', LogGroup: logGroupOf(fn.name) },
 });
 
 const json = (res: ServerResponse, status: number, body: unknown, headers = {}) => {

@@ -278,6 +278,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         ];
       }),
       invoke,
+      logFile: (name) => (options.logDir ? join(options.logDir, `${name}.log`) : undefined),
     });
     return {
       endpoint: emulators.endpoint,

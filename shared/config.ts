@@ -46,6 +46,14 @@ const AggregateSchema = v.object({
   BUCKET_NAME: required,
 });
 
+const TracingSchema = v.object({
+  /**
+   * Powertools' own switch, set to `true` by the stack on functions deployed with tracing
+   * (`-c tracing=true`). Absent means off here (Powertools would default to on).
+   */
+  POWERTOOLS_TRACE_ENABLED: v.optional(flag, 'false'),
+});
+
 const WatchSchema = v.object({
   ...AwsSchema.entries,
   TABLE_NAME: required,
@@ -119,3 +127,8 @@ export const loadWatchConfig = (env: Env): WatchConfig => {
   const e = parse(WatchSchema, env);
   return { aws: awsOf(e), tableName: e.TABLE_NAME };
 };
+
+/** Whether the function traces (read before anything else: it decides what loads at init). */
+export const loadTracingConfig = (env: Env): { readonly enabled: boolean } => ({
+  enabled: parse(TracingSchema, env).POWERTOOLS_TRACE_ENABLED,
+});

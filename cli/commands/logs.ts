@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-cloudwatch-logs';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { Argument, type Command } from 'commander';
+import { lineTime } from '../../local/log-lines.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { globals, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
@@ -29,21 +30,6 @@ export const sinceMs = (text: string, nowMs: number): number => {
   if (Number.isNaN(absolute))
     throw new CliError(`--since ${text}: give a duration (30s, 10m, 2h, 1d) or an RFC 3339 time`);
   return absolute;
-};
-
-/**
- * A log line's time: Powertools' `timestamp`, or an EMF line's `_aws.Timestamp`; undefined for
- * other lines (they take the time of the line before them).
- */
-const lineTime = (line: string): number | undefined => {
-  if (!line.startsWith('{')) return undefined;
-  try {
-    const parsed = JSON.parse(line) as { timestamp?: unknown; _aws?: { Timestamp?: unknown } };
-    if (typeof parsed.timestamp === 'string') return Date.parse(parsed.timestamp);
-    return typeof parsed._aws?.Timestamp === 'number' ? parsed._aws.Timestamp : undefined;
-  } catch {
-    return undefined;
-  }
 };
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));

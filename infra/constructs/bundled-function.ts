@@ -1,6 +1,6 @@
 import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -13,7 +13,15 @@ export interface BundledFunctionProps {
   readonly memorySize: number;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
+  /**
+   * Active X-Ray tracing through the Powertools Tracer. Default false: the tracer stays out of
+   * the bundle (the handler loads it only when `POWERTOOLS_TRACE_ENABLED` is `true`).
+   */
+  readonly tracing?: boolean;
 }
+
+/** The tracer's modules, left out of bundles that do not trace (nothing imports them then). */
+const TRACER_MODULES = ['@aws-lambda-powertools/tracer', '@aws-lambda-powertools/tracer/*'];
 
 /**
  * A Node.js 24 / ARM64 function bundled with the local esbuild (no Docker), with its own log
@@ -52,7 +60,13 @@ export const bundledFunction = (
     timeout: props.timeout,
     memorySize: props.memorySize,
     logGroup,
-    environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+    environment: {
+      NODE_OPTIONS: '--enable-source-maps',
+      ...(props.tracing ? { POWERTOOLS_TRACE_ENABLED: 'true' } : {}),
+      ...props.environment,
+    },
+    // Active tracing also grants the role xray:PutTraceSegments and xray:PutTelemetryRecords.
+    ...(props.tracing ? { tracing: Tracing.ACTIVE } : {}),
     bundling: {
       format: OutputFormat.ESM,
       target: 'node24',
@@ -60,7 +74,7 @@ export const bundledFunction = (
       sourceMap: true,
       mainFields: ['module', 'main'],
       // The runtime provides AWS SDK v3; bundling it would triple the bundle.
-      externalModules: ['@aws-sdk/*'],
+      externalModules: ['@aws-sdk/*', ...(props.tracing ? [] : TRACER_MODULES)],
       // Some dependencies are CommonJS and call require(): give ESM bundles one.
       banner:
         "import { createRequire as __onceflowRequire } from 'node:module'; const require = __onceflowRequire(import.meta.url);",

@@ -19,6 +19,8 @@ export interface ScheduledFunctionProps {
   /** Default one month. */
   readonly logRetention?: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
+  /** Active X-Ray tracing through the Powertools Tracer. Default false. */
+  readonly tracing?: boolean;
 }
 
 /** A function run on a fixed schedule by an EventBridge rule, with its own log group and role. */
@@ -35,6 +37,7 @@ export class ScheduledFunction extends Construct {
       memorySize: props.memorySize ?? 256,
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: props.removalPolicy,
+      tracing: props.tracing ?? false,
     });
     this.rule = new Rule(this, 'Schedule', {
       description: `${id}: every ${(props.every ?? Duration.minutes(5)).toHumanString()}`,

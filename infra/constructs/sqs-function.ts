@@ -25,6 +25,8 @@ export interface SqsFunctionProps {
   /** Default one month. */
   readonly logRetention?: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
+  /** Active X-Ray tracing through the Powertools Tracer. Default false. */
+  readonly tracing?: boolean;
 }
 
 /**
@@ -56,6 +58,7 @@ export class SqsFunction extends Construct {
       memorySize: props.memorySize ?? 512,
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: props.removalPolicy,
+      tracing: props.tracing ?? false,
     });
     this.fn.addEventSource(
       new SqsEventSource(props.source.queue, {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,36 +18,12 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { readLocalState, writeLocalState } from '../../local/state.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
 import { bodyOfSize } from '../support/bounds.ts';
+import { follow, onceflow, ROOT, spawnOnceflow } from '../support/cli.ts';
 import { DEADLINE_MS, DEADLINE_S } from '../support/deadlines.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { stateViews, uniqueName } from '../support/pipeline.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const SEED = join(ROOT, 'test', 'fixtures', 'seed-orders', 'batches.ndjson');
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-const onceflow = (args: string[], env: Record<string, string> = {}): Promise<Result> =>
-  new Promise((resolve) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'node'), ['cli/onceflow.ts', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
 
 let emulators: Emulators;
 const assembly = inject('assembly');
@@ -353,36 +328,27 @@ describe('onceflow against the local stack', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--since yesterday: give a duration');
 
-    const follower = spawn(
-      join(ROOT, 'node_modules', '.bin', 'node'),
-      [
-        'cli/onceflow.ts',
-        '--local-state',
-        join(dir, `${s.runtime.stack.stackName}.json`),
-        'logs',
-        'ingest',
-        '--follow',
-        '--filter',
-        'follow-me',
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let followed = '';
-    follower.stdout.on('data', (c: Buffer) => {
-      followed += c.toString();
-    });
+    const follower = follow([
+      '--local-state',
+      join(dir, `${s.runtime.stack.stackName}.json`),
+      'logs',
+      'ingest',
+      '--follow',
+      '--filter',
+      'follow-me',
+    ]);
     try {
       const [first = ''] = seedBatches();
       const body = JSON.stringify({ ...JSON.parse(first), batchId: uniqueName('follow-me') });
       await s.runtime.clients.sqs.send(
         new SendMessageCommand({ QueueUrl: s.outputs.OrdersQueueUrl, MessageBody: body }),
       );
-      await waitFor(() => followed.includes('follow-me'), {
+      await waitFor(() => follower.stdout().includes('follow-me'), {
         timeoutMs: DEADLINE_MS,
         what: 'logs --follow to print the new batch',
       });
     } finally {
-      follower.kill('SIGINT');
+      follower.stop();
     }
   });
 
@@ -656,11 +622,9 @@ describe('onceflow chaos', () => {
 describe('onceflow local up', () => {
   it('runs the stack until interrupted, writing the state the other commands read, and prints its endpoint for scripts', async () => {
     const state = join(mkdtempSync(join(tmpdir(), 'onceflow-up-')), 'local.json');
-    const child = spawn(
-      join(ROOT, 'node_modules', '.bin', 'node'),
-      ['cli/onceflow.ts', '--local-state', state, 'local', 'up', '--port', '0'],
-      { cwd: ROOT, stdio: 'ignore' },
-    );
+    const child = spawnOnceflow(['--local-state', state, 'local', 'up', '--port', '0']);
+    child.stdout.resume();
+    child.stderr.resume();
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
       await waitFor(async () => existsSync(state), {

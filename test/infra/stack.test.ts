@@ -533,6 +533,70 @@ describe('stages and settings', () => {
     });
   });
 
+  it('traces every function with X-Ray and bundles the tracer only when tracing is on', () => {
+    const functions = (t: Template) =>
+      // The stack's own three (not the custom resource providers CDK adds).
+      Object.values(t.toJSON().Resources as Resources).filter(
+        (r) =>
+          r.Type === 'AWS::Lambda::Function' &&
+          String(JSON.stringify(r.Properties.Environment)).includes('POWERTOOLS_SERVICE_NAME'),
+      );
+    const bundle = (dir: string, fn: { Properties: Record<string, unknown> }) => {
+      const key = (fn.Properties.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '');
+      return readFileSync(join(dir, `asset.${key}`, 'index.mjs'), 'utf8');
+    };
+    const off = synth();
+    const on = synth({ tracing: 'true' });
+
+    expect(functions(off.template).map((f) => f.Properties.TracingConfig)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    on.template.resourcePropertiesCountIs(
+      'AWS::Lambda::Function',
+      {
+        TracingConfig: { Mode: 'Active' },
+        Environment: { Variables: Match.objectLike({ POWERTOOLS_TRACE_ENABLED: 'true' }) },
+      },
+      3,
+    );
+    // Each role gains exactly the two X-Ray calls, which take no resource but "*".
+    const xray = Object.values(on.template.toJSON().Resources as Resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap(
+        (r) => (r.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement,
+      )
+      .filter((st) => JSON.stringify(st.Action).includes('xray:'));
+    expect(xray).toEqual(
+      Array(3).fill({
+        Effect: 'Allow',
+        Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+        Resource: '*',
+      }),
+    );
+    // The X-Ray SDK is in the traced bundles only; the others merely name the tracer.
+    for (const fn of functions(off.template)) {
+      const code = bundle(off.assembly.directory, fn);
+      expect(code).toContain('@aws-lambda-powertools/tracer');
+      expect(code).not.toContain('AWS_XRAY_DAEMON_ADDRESS');
+    }
+    for (const fn of functions(on.template)) {
+      expect(bundle(on.assembly.directory, fn)).toContain('AWS_XRAY_DAEMON_ADDRESS');
+    }
+    const report = JSON.parse(
+      readFileSync(join(on.assembly.directory, 'validation-report.json'), 'utf8'),
+    ) as {
+      pluginReports: { violations: unknown[]; suppressedViolations: { ruleName: string }[] }[];
+    };
+    expect(report.pluginReports[0]?.violations).toEqual([]);
+    expect(
+      report.pluginReports[0]?.suppressedViolations.filter(
+        (v) => v.ruleName === 'AwsSolutions-IAM5[Resource::*]',
+      ),
+    ).toHaveLength(3);
+  });
+
   it('rejects invalid context naming the key', () => {
     expect(() => readSettings((k) => ({ stage: 'Prod!' })[k])).toThrow(/stage/);
     expect(() => readSettings((k) => ({ alarmEmail: 'nobody' })[k])).toThrow(/alarmEmail/);

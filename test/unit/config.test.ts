@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
+import { loadAggregateConfig, loadIngestConfig, loadTracingConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 
 const env = { TABLE_NAME: 't', BUCKET_NAME: 'b', AGGREGATE_QUEUE_URL: 'http://q' };
@@ -38,6 +38,15 @@ describe('configuration', () => {
     );
     expect(() => loadIngestConfig({ ...env, AWS_ENDPOINT_URL: 'localhost' })).toThrow(
       /AWS_ENDPOINT_URL: must be a URL/,
+    );
+  });
+
+  it('traces only when POWERTOOLS_TRACE_ENABLED is true, and refuses any other value', () => {
+    expect(loadTracingConfig({})).toEqual({ enabled: false });
+    expect(loadTracingConfig({ POWERTOOLS_TRACE_ENABLED: 'false' })).toEqual({ enabled: false });
+    expect(loadTracingConfig({ POWERTOOLS_TRACE_ENABLED: 'true' })).toEqual({ enabled: true });
+    expect(() => loadTracingConfig({ POWERTOOLS_TRACE_ENABLED: 'yes' })).toThrow(
+      /POWERTOOLS_TRACE_ENABLED: must be true or false/,
     );
   });
 
