@@ -1,6 +1,7 @@
 /**
  * AWS clients, created once per process and shared by the adapters. The endpoint comes from
  * configuration (LocalStack, the local runtime) or, when absent, from the SDK's defaults (AWS).
+ * One factory per service, so that a function bundles and loads only the clients it uses.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -13,14 +14,18 @@ export interface AwsClients {
   readonly sqs: SQSClient;
 }
 
-export const createAwsClients = (aws: AwsConfig): AwsClients => {
-  const common = {
-    ...(aws.region === undefined ? {} : { region: aws.region }),
-    ...(aws.endpoint === undefined ? {} : { endpoint: aws.endpoint }),
-  };
-  return {
-    dynamo: new DynamoDBClient(common),
-    s3: new S3Client({ ...common, forcePathStyle: aws.s3ForcePathStyle }),
-    sqs: new SQSClient(common),
-  };
-};
+const common = (aws: AwsConfig) => ({
+  ...(aws.region === undefined ? {} : { region: aws.region }),
+  ...(aws.endpoint === undefined ? {} : { endpoint: aws.endpoint }),
+});
+
+export const createDynamoClient = (aws: AwsConfig) => new DynamoDBClient(common(aws));
+export const createS3Client = (aws: AwsConfig) =>
+  new S3Client({ ...common(aws), forcePathStyle: aws.s3ForcePathStyle });
+export const createSqsClient = (aws: AwsConfig) => new SQSClient(common(aws));
+
+export const createAwsClients = (aws: AwsConfig): AwsClients => ({
+  dynamo: createDynamoClient(aws),
+  s3: createS3Client(aws),
+  sqs: createSqsClient(aws),
+});

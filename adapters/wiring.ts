@@ -29,7 +29,10 @@ export const ingestSettings = (config: IngestConfig): IngestSettings => ({
     : { ledgerRetentionSeconds: config.ledgerRetentionSeconds }),
 });
 
-export const aggregatorPorts = (config: AggregateConfig, clients: AwsClients): AggregatorPorts => ({
+export const aggregatorPorts = (
+  config: AggregateConfig,
+  clients: Pick<AwsClients, 'dynamo' | 's3'>,
+): AggregatorPorts => ({
   counters: new DynamoCounterReader(clients.dynamo, config.tableName),
   objects: new S3Store(clients.s3, config.bucketName),
   now: Date.now,

@@ -16,11 +16,11 @@ import {
   powertoolsApproach,
   powertoolsPerEventApproach,
 } from '../harness/bench/baselines.ts';
-import { measureFunctions } from '../harness/bench/functions.ts';
+import { measureColdStarts, SDK_VARIANTS } from '../harness/bench/cold-start.ts';
 import { buildWorkload } from '../harness/bench/workload.ts';
 import { referenceModel } from '../harness/model.ts';
 import { startEmulators } from '../local/emulators.ts';
-import { projectAssembly } from '../local/synth.ts';
+import { projectAssembly, synthesize } from '../local/synth.ts';
 
 // The handlers log and emit metrics through Powertools: quiet here, the figures are the output.
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -34,6 +34,7 @@ const program = new Command('npm run bench --')
   .option('--crash-share <r>', 'share of batches crashed after their writes', Number, 0.05)
   .option('--rebatch-share <r>', 'share of events re-sent in new batches', Number, 0.2)
   .option('--conflict-share <r>', 'share of re-sent events with other content', Number, 0.1)
+  .option('--cold-samples <n>', 'fresh processes per function and SDK variant', Number, 15)
   .option('--out <file>', 'results file', join(import.meta.dirname, 'results.json'))
   .parse();
 const o = program.opts<{
@@ -44,6 +45,7 @@ const o = program.opts<{
   crashShare: number;
   rebatchShare: number;
   conflictShare: number;
+  coldSamples: number;
   out: string;
 }>();
 
@@ -85,9 +87,23 @@ const compare = (state: PassState, expectedConflicts: number) => {
 // bucket and function configuration.
 const project = join(import.meta.dirname, '..');
 const assemblyDir = await projectAssembly(project);
+// The same app with the AWS SDK bundled and external, side by side for the cold start.
+const variantAssemblies = Object.fromEntries(
+  SDK_VARIANTS.map((v) => [v, join(project, '.onceflow', 'bench-assemblies', v)]),
+) as Record<(typeof SDK_VARIANTS)[number], string>;
+for (const [variant, dir] of Object.entries(variantAssemblies))
+  await synthesize(project, dir, { awsSdk: variant });
 const emulators = await startEmulators();
 const results: Record<string, unknown> = {};
+let coldStarts: Awaited<ReturnType<typeof measureColdStarts>> = {};
 try {
+  coldStarts = await measureColdStarts({
+    endpoint: emulators.endpoint,
+    assemblies: variantAssemblies,
+    projectDir: project,
+    samples: o.coldSamples,
+  });
+  console.error(`cold starts measured (${o.coldSamples} fresh processes per function and variant)`);
   const approaches: Approach[] = [
     onceflowApproach(emulators.endpoint, assemblyDir),
     naiveApproach(emulators.endpoint, assemblyDir),
@@ -149,7 +165,24 @@ try {
   await emulators.stop();
 }
 
-const functions = measureFunctions(assemblyDir);
+// Today's keys (the default's bundle and init) beside the cold start of both variants.
+const DEFAULT_SDK = 'bundled';
+const functions = Object.fromEntries(
+  Object.entries(coldStarts).map(([name, c]) => [
+    name,
+    {
+      bundleBytes: c[DEFAULT_SDK].bundleBytes,
+      initMs: c[DEFAULT_SDK].initMs,
+      coldStart: {
+        external: c.external,
+        bundled: c.bundled,
+        default: DEFAULT_SDK,
+        faster: c.faster,
+        bundledOverExternal: c.bundledOverExternal,
+      },
+    },
+  ]),
+);
 
 const output = {
   workload: {
@@ -237,10 +270,30 @@ if (once) {
   );
 }
 const fnTable = new Table({
-  head: ['function', 'bundle', 'init (median)'],
+  head: [
+    'cold start (median)',
+    'SDK',
+    'bundle',
+    'init',
+    'first invocation',
+    'init + first',
+    'bundled / external',
+  ],
   style: { head: [], border: [], compact: true },
 });
-for (const [name, f] of Object.entries(functions))
-  fnTable.push([name, `${(f.bundleBytes / 1024).toFixed(1)} KiB`, `${f.initMs} ms`]);
+for (const [name, c] of Object.entries(coldStarts)) {
+  for (const variant of SDK_VARIANTS) {
+    const v = c[variant];
+    fnTable.push([
+      name,
+      `${variant}${variant === DEFAULT_SDK ? ' (default)' : ''}`,
+      `${(v.bundleBytes / 1024).toFixed(1)} KiB`,
+      `${v.initMs} ms`,
+      `${v.firstInvokeMs} ms`,
+      `${(v.initMs + v.firstInvokeMs).toFixed(1)} ms`,
+      variant === 'bundled' ? `${c.bundledOverExternal.toFixed(2)}×` : '',
+    ]);
+  }
+}
 console.log(fnTable.toString());
 console.log(`results written to ${o.out}`);

@@ -7,7 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
-import { createAwsClients } from '../adapters/clients.ts';
+import { createDynamoClient, createS3Client } from '../adapters/clients.ts';
 import { S3Store } from '../adapters/s3.ts';
 import { loadTracing, NO_TRACING, type Tracing } from '../adapters/tracing.ts';
 import { aggregatorPorts } from '../adapters/wiring.ts';
@@ -97,7 +97,11 @@ const tracing = await loadTracing(loadTracingConfig(process.env).enabled);
 
 export const handler = createAggregateHandler(() => {
   const config = loadAggregateConfig(process.env);
-  const clients = tracing.capture(createAwsClients(config.aws));
+  // No SQS client: the aggregator sends nothing (and so does not bundle or load one).
+  const clients = tracing.capture({
+    dynamo: createDynamoClient(config.aws),
+    s3: createS3Client(config.aws),
+  });
   return {
     ports: aggregatorPorts(config, clients),
     quarantine: new S3Store(clients.s3, config.bucketName),

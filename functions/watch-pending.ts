@@ -6,7 +6,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { createAwsClients } from '../adapters/clients.ts';
+import { createDynamoClient } from '../adapters/clients.ts';
 import { DynamoLedger, type PendingBatch } from '../adapters/dynamo.ts';
 import { loadTracing, NO_TRACING, type Tracing } from '../adapters/tracing.ts';
 import { loadTracingConfig, loadWatchConfig } from '../shared/config.ts';
@@ -46,7 +46,7 @@ const tracing = await loadTracing(loadTracingConfig(process.env).enabled);
 
 export const handler = createWatchHandler(() => {
   const config = loadWatchConfig(process.env);
-  const { dynamo } = tracing.capture(createAwsClients(config.aws));
+  const { dynamo } = tracing.capture({ dynamo: createDynamoClient(config.aws) });
   const ledger = new DynamoLedger(dynamo, config.tableName);
   return { pendingBatches: () => ledger.pendingBatches(), now: Date.now };
 }, tracing);

@@ -96,6 +96,7 @@ export class OnceflowStack extends Stack {
       source: this.ordersQueue,
       removalPolicy,
       tracing: settings.tracing,
+      bundleAwsSdk: settings.awsSdk === 'bundled',
       ...props.ingest,
       environment: {
         ...common,
@@ -112,6 +113,7 @@ export class OnceflowStack extends Stack {
       source: this.aggregateQueue,
       removalPolicy,
       tracing: settings.tracing,
+      bundleAwsSdk: settings.awsSdk === 'bundled',
       ...props.aggregate,
       environment: common,
     });
@@ -120,6 +122,7 @@ export class OnceflowStack extends Stack {
       entry: join(FUNCTIONS_DIR, 'watch-pending.ts'),
       removalPolicy,
       tracing: settings.tracing,
+      bundleAwsSdk: settings.awsSdk === 'bundled',
       environment: {
         TABLE_NAME: table.tableName,
         POWERTOOLS_SERVICE_NAME: APP_METRICS.service,

@@ -21,6 +21,8 @@ export interface ScheduledFunctionProps {
   readonly removalPolicy: RemovalPolicy;
   /** Active X-Ray tracing through the Powertools Tracer. Default false. */
   readonly tracing?: boolean;
+  /** Bundle the AWS SDK rather than load the runtime's copy. Default true. */
+  readonly bundleAwsSdk?: boolean;
 }
 
 /** A function run on a fixed schedule by an EventBridge rule, with its own log group and role. */
@@ -38,6 +40,7 @@ export class ScheduledFunction extends Construct {
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: props.removalPolicy,
       tracing: props.tracing ?? false,
+      bundleAwsSdk: props.bundleAwsSdk ?? true,
     });
     this.rule = new Rule(this, 'Schedule', {
       description: `${id}: every ${(props.every ?? Duration.minutes(5)).toHumanString()}`,

@@ -27,6 +27,8 @@ export interface SqsFunctionProps {
   readonly removalPolicy: RemovalPolicy;
   /** Active X-Ray tracing through the Powertools Tracer. Default false. */
   readonly tracing?: boolean;
+  /** Bundle the AWS SDK rather than load the runtime's copy. Default true. */
+  readonly bundleAwsSdk?: boolean;
 }
 
 /**
@@ -59,6 +61,7 @@ export class SqsFunction extends Construct {
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: props.removalPolicy,
       tracing: props.tracing ?? false,
+      bundleAwsSdk: props.bundleAwsSdk ?? true,
     });
     this.fn.addEventSource(
       new SqsEventSource(props.source.queue, {

@@ -1,0 +1,267 @@
+/**
+ * Cold start of each function as deployed, two ways: with the AWS SDK bundled and with the SDK
+ * the Lambda runtime provides (external). Each sample is a fresh Node 24 process, as a new
+ * execution environment is: it loads the bundle from a directory of its own (bundled: nothing
+ * beside it, as on Lambda; external: the project's `node_modules` beside it, standing in for the
+ * runtime's copy), with the environment the template gives the function and Lambda's own
+ * variables, then runs one invocation against the local edge (client construction, credential
+ * resolution and the first requests included). The two variants alternate sample by sample, so a
+ * busy moment of the machine falls on both.
+ */
+import { spawn } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
+import type { LocalFunction } from '../../local/provision.ts';
+import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
+import { provisionStackCopy, type StackCopy } from '../../local/stack-copy.ts';
+import { generateStream } from '../generate.ts';
+import { unique } from './deliver.ts';
+
+export const SDK_VARIANTS = ['external', 'bundled'] as const;
+export type SdkVariant = (typeof SDK_VARIANTS)[number];
+
+export interface ColdStart {
+  readonly bundleBytes: number;
+  /** Median module init (the bundle's import), ms. */
+  readonly initMs: number;
+  /** Median first invocation, ms. */
+  readonly firstInvokeMs: number;
+}
+
+export interface FunctionColdStart {
+  readonly external: ColdStart;
+  readonly bundled: ColdStart;
+  /** The variant with the shorter cold path (init + first invocation). */
+  readonly faster: SdkVariant;
+  /** The bundled variant's cold path over the external one's. */
+  readonly bundledOverExternal: number;
+}
+
+/** Run in the fresh process: import, one invocation, then the two durations on the last line. */
+const PROBE = `
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+const [handlerFile, eventFile] = process.argv.slice(2);
+const started = performance.now();
+const module = await import(pathToFileURL(handlerFile).href);
+const initialized = performance.now();
+const event = JSON.parse(readFileSync(eventFile, 'utf8'));
+const context = {
+  functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:' + process.env.AWS_LAMBDA_FUNCTION_NAME,
+  memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE, awsRequestId: 'cold-start',
+  logGroupName: '/aws/lambda/' + process.env.AWS_LAMBDA_FUNCTION_NAME, logStreamName: 'cold-start',
+  callbackWaitsForEmptyEventLoop: true, getRemainingTimeInMillis: () => 30000,
+  done() {}, fail() {}, succeed() {},
+};
+const result = await module.handler(event, context);
+const invoked = performance.now();
+if (result?.batchItemFailures?.length) throw new Error('the invocation failed: ' + JSON.stringify(result));
+console.log('COLD-START ' + JSON.stringify({ initMs: initialized - started, firstInvokeMs: invoked - initialized, maxRssBytes: process.resourceUsage().maxRSS * 1024 }));
+`;
+
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+
+export interface FreshRun {
+  readonly initMs: number;
+  readonly firstInvokeMs: number;
+  /** The process's peak resident set size. */
+  readonly maxRssBytes: number;
+}
+
+const spawnProbe = (args: string[], env: Record<string, string>) =>
+  new Promise<FreshRun>((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('COLD-START '));
+      if (code !== 0 || !line)
+        reject(new Error(`cold-start probe failed (exit ${code}): ${err.slice(-2000)}`));
+      else resolve(JSON.parse(line.slice('COLD-START '.length)) as FreshRun);
+    });
+  });
+
+export interface FreshRunOptions {
+  /** The function as provisioned from the template (its bundle and environment). */
+  readonly fn: LocalFunction;
+  /** Its environment as deployed, pointed at the local edge. */
+  readonly environment: Readonly<Record<string, string>>;
+  readonly event: unknown;
+  /** An empty directory of its own: the bundle is copied there, as Lambda unpacks it. */
+  readonly dir: string;
+  /** A `node_modules` to put beside the bundle (the runtime's SDK); default nothing. */
+  readonly runtimeModules?: string;
+}
+
+/**
+ * Loads the function's bundle in a fresh Node 24 process, as a new execution environment does,
+ * and runs one invocation: its init and first invocation times, and the process's peak RSS.
+ */
+export const runFresh = async (o: FreshRunOptions): Promise<FreshRun & { bundleBytes: number }> => {
+  const handlerFile = join(o.dir, 'index.mjs');
+  copyFileSync(o.fn.handlerFile, handlerFile);
+  if (existsSync(`${o.fn.handlerFile}.map`))
+    copyFileSync(`${o.fn.handlerFile}.map`, `${handlerFile}.map`);
+  if (o.runtimeModules) symlinkSync(o.runtimeModules, join(o.dir, 'node_modules'));
+  // The probe and the event sit one level up: nothing but the bundle is beside it.
+  const probe = join(dirname(o.dir), `${basename(o.dir)}.probe.mjs`);
+  const eventFile = join(dirname(o.dir), `${basename(o.dir)}.event.json`);
+  writeFileSync(probe, PROBE);
+  writeFileSync(eventFile, JSON.stringify(o.event));
+  const result = await spawnProbe([probe, handlerFile, eventFile], {
+    PATH: dirname(process.execPath),
+    ...o.environment,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_REGION: LOCAL_REGION,
+    AWS_DEFAULT_REGION: LOCAL_REGION,
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+    AWS_LAMBDA_FUNCTION_NAME: o.fn.name,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(o.fn.memoryMb),
+    LAMBDA_TASK_ROOT: o.dir,
+    AWS_EC2_METADATA_DISABLED: 'true',
+    TZ: 'UTC',
+  });
+  return { ...result, bundleBytes: statSync(handlerFile).size };
+};
+
+interface Variant {
+  readonly name: SdkVariant;
+  readonly copy: StackCopy;
+}
+
+export const functionOf = (copy: StackCopy, output: string): LocalFunction => {
+  const fn = copy.stack.functions.find((f) => f.name === copy.outputs[output]);
+  if (!fn) throw new Error(`no function for ${output}`);
+  return fn;
+};
+
+/**
+ * Medians over `samples` fresh processes per variant and function. `assemblies` are the same app
+ * synthesized with `-c awsSdk=external` and `-c awsSdk=bundled`; `projectDir` lends the external
+ * variant its `node_modules`.
+ */
+export const measureColdStarts = async (options: {
+  readonly endpoint: string;
+  readonly assemblies: Readonly<Record<SdkVariant, string>>;
+  readonly projectDir: string;
+  readonly samples: number;
+  readonly onSample?: (done: number, total: number) => void;
+}): Promise<Record<string, FunctionColdStart>> => {
+  const work = mkdtempSync(join(tmpdir(), 'onceflow-cold-'));
+  try {
+    const variants: Variant[] = [];
+    for (const name of SDK_VARIANTS) {
+      variants.push({
+        name,
+        copy: await provisionStackCopy({
+          assemblyDir: options.assemblies[name],
+          endpoint: options.endpoint,
+          name: unique(`cold-${name}`),
+        }),
+      });
+    }
+    const functions = [
+      {
+        name: 'IngestOrders',
+        output: 'IngestFunctionName',
+        env: (c: StackCopy) => c.ingestEnvironment,
+      },
+      {
+        name: 'AggregateHours',
+        output: 'AggregateFunctionName',
+        env: (c: StackCopy) => c.aggregateEnvironment,
+      },
+    ];
+    const total = functions.length * variants.length * options.samples;
+    let done = 0;
+    const results: Record<string, FunctionColdStart> = {};
+    for (const f of functions) {
+      const samples: Record<SdkVariant, { initMs: number; firstInvokeMs: number }[]> = {
+        external: [],
+        bundled: [],
+      };
+      const bytes: Record<SdkVariant, number> = { external: 0, bundled: 0 };
+      for (let i = 0; i < options.samples; i++) {
+        for (const v of variants) {
+          const dir = join(work, `${f.name}-${v.name}-${i}`);
+          mkdirSync(dir);
+          const run = await runFresh({
+            fn: functionOf(v.copy, f.output),
+            environment: f.env(v.copy),
+            event: firstEvent(f.name, v.copy, i),
+            dir,
+            ...(v.name === 'external'
+              ? { runtimeModules: join(options.projectDir, 'node_modules') }
+              : {}),
+          });
+          samples[v.name].push(run);
+          bytes[v.name] = run.bundleBytes;
+          options.onSample?.(++done, total);
+        }
+      }
+      const summary = (v: SdkVariant): ColdStart => ({
+        bundleBytes: bytes[v],
+        initMs: Number(median(samples[v].map((s) => s.initMs)).toFixed(1)),
+        firstInvokeMs: Number(median(samples[v].map((s) => s.firstInvokeMs)).toFixed(1)),
+      });
+      const external = summary('external');
+      const bundled = summary('bundled');
+      const path = (c: ColdStart) => c.initMs + c.firstInvokeMs;
+      results[f.name] = {
+        external,
+        bundled,
+        faster: path(bundled) <= path(external) ? 'bundled' : 'external',
+        bundledOverExternal: Number((path(bundled) / path(external)).toFixed(2)),
+      };
+    }
+    return results;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+};
+
+/**
+ * The first invocation's event: a fresh batch of 50 events (its own id and events, so every
+ * sample takes the applying path), or the hour those batches wrote.
+ */
+export const firstEvent = (fn: string, copy: StackCopy, sample: number) => {
+  const stream = generateStream({ orders: 25, hours: 1, seed: 1000 + sample, batchSize: 50 });
+  const [batch] = stream.batches;
+  if (!batch) throw new Error('the generator made no batch');
+  const body =
+    fn === 'IngestOrders'
+      ? JSON.stringify({ ...batch, batchId: unique('cold'), source: 'bench' })
+      : JSON.stringify({ hour: '2026-10-01T00:00:00Z' });
+  const queue = fn === 'IngestOrders' ? copy.queues.orders : copy.queues.aggregate;
+  return toSqsEvent([
+    toSqsRecord(
+      { MessageId: unique('m'), ReceiptHandle: unique('r'), Body: body },
+      queue.arn,
+      LOCAL_REGION,
+    ),
+  ]);
+};
