@@ -10,13 +10,21 @@ import { cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import Table from 'cli-table3';
 import { Command } from 'commander';
-import { type Approach, onceflowApproach, type PassState } from '../harness/bench/approaches.ts';
+import {
+  type Approach,
+  onceflowApproach,
+  type PassMeasure,
+  type PassState,
+} from '../harness/bench/approaches.ts';
 import {
   naiveApproach,
   powertoolsApproach,
   powertoolsPerEventApproach,
 } from '../harness/bench/baselines.ts';
 import { measureColdStarts, SDK_VARIANTS } from '../harness/bench/cold-start.ts';
+import { type FreshnessRun, measureFreshness } from '../harness/bench/freshness.ts';
+import { measureMemory } from '../harness/bench/memory.ts';
+import { dollarsOf, PRICES } from '../harness/bench/prices.ts';
 import { buildWorkload } from '../harness/bench/workload.ts';
 import { referenceModel } from '../harness/model.ts';
 import { startEmulators } from '../local/emulators.ts';
@@ -35,6 +43,8 @@ const program = new Command('npm run bench --')
   .option('--rebatch-share <r>', 'share of events re-sent in new batches', Number, 0.2)
   .option('--conflict-share <r>', 'share of re-sent events with other content', Number, 0.1)
   .option('--cold-samples <n>', 'fresh processes per function and SDK variant', Number, 15)
+  .option('--fresh-rate <n>', 'events a second of the freshness stream', Number, 100)
+  .option('--fresh-seconds <n>', 'how long the freshness stream runs', Number, 60)
   .option('--out <file>', 'results file', join(import.meta.dirname, 'results.json'))
   .parse();
 const o = program.opts<{
@@ -46,6 +56,8 @@ const o = program.opts<{
   rebatchShare: number;
   conflictShare: number;
   coldSamples: number;
+  freshRate: number;
+  freshSeconds: number;
   out: string;
 }>();
 
@@ -87,15 +99,23 @@ const compare = (state: PassState, expectedConflicts: number) => {
 // bucket and function configuration.
 const project = join(import.meta.dirname, '..');
 const assemblyDir = await projectAssembly(project);
+/** The variant the stack deploys (infra/settings.ts `awsSdk`). */
+const DEFAULT_SDK = 'bundled';
 // The same app with the AWS SDK bundled and external, side by side for the cold start.
 const variantAssemblies = Object.fromEntries(
   SDK_VARIANTS.map((v) => [v, join(project, '.onceflow', 'bench-assemblies', v)]),
 ) as Record<(typeof SDK_VARIANTS)[number], string>;
 for (const [variant, dir] of Object.entries(variantAssemblies))
   await synthesize(project, dir, { awsSdk: variant });
+// The aggregate trigger as it was (no batching window), for freshness and PUTs before and after.
+const unwindowedAssembly = join(project, '.onceflow', 'bench-assemblies', 'no-window');
+await synthesize(project, unwindowedAssembly, { aggregateWindowSeconds: '0' });
 const emulators = await startEmulators();
 const results: Record<string, unknown> = {};
 let coldStarts: Awaited<ReturnType<typeof measureColdStarts>> = {};
+let memory: Awaited<ReturnType<typeof measureMemory>> = {};
+let freshness: (FreshnessRun & { sustainedEventsPerSec: number }) | undefined;
+let freshnessBefore: FreshnessRun | undefined;
 try {
   coldStarts = await measureColdStarts({
     endpoint: emulators.endpoint,
@@ -104,6 +124,22 @@ try {
     samples: o.coldSamples,
   });
   console.error(`cold starts measured (${o.coldSamples} fresh processes per function and variant)`);
+  memory = await measureMemory({ endpoint: emulators.endpoint, assemblyDir, samples: 3 });
+  console.error('peak memory measured on the largest valid input');
+  const stream = (assembly: string, rate: number, seconds: number) =>
+    measureFreshness({ emulators, assemblyDir: assembly, rate, seconds });
+  freshnessBefore = await stream(unwindowedAssembly, o.freshRate, o.freshSeconds);
+  const steady = await stream(assemblyDir, o.freshRate, o.freshSeconds);
+  console.error(
+    `freshness measured at ${o.freshRate} events/s for ${o.freshSeconds} s, before and after`,
+  );
+  // The highest rate whose orders queue does not grow: doubling steps of 20 s.
+  let sustained = steady.backlogAtEnd === 0 ? o.freshRate : 0;
+  for (let rate = o.freshRate * 2; sustained === rate / 2 && rate <= 3200; rate *= 2) {
+    if ((await stream(assemblyDir, rate, 20)).backlogAtEnd === 0) sustained = rate;
+    console.error(`  ${rate} events/s: ${sustained === rate ? 'sustained' : 'queue grew'}`);
+  }
+  freshness = { ...steady, sustainedEventsPerSec: sustained };
   const approaches: Approach[] = [
     onceflowApproach(emulators.endpoint, assemblyDir),
     naiveApproach(emulators.endpoint, assemblyDir),
@@ -120,6 +156,21 @@ try {
     const rebatch = await approach.runPass(workload.rebatch, {});
     console.error(`${approach.name}: re-batch pass done`);
     const perEvent = (n: number) => Number((n / workload.events).toFixed(4));
+    // Each pass runs one environment per function: one init each, billed as duration.
+    const initGbSeconds = (
+      approach.name === 'onceflow' ? Object.values(coldStarts) : [coldStarts.IngestOrders]
+    ).reduce((sum, c) => sum + (c ? (c[DEFAULT_SDK].initMs / 1000) * (c.memoryMb / 1024) : 0), 0);
+    const dollars = (m: PassMeasure) => {
+      const d = dollarsOf({ ...m, lambdaGbSeconds: m.lambdaGbSeconds + initGbSeconds });
+      const perMillion = (usd: number) => Number(((usd / workload.events) * 1e6).toFixed(4));
+      return {
+        dynamodb: perMillion(d.dynamodb),
+        s3: perMillion(d.s3),
+        sqs: perMillion(d.sqs),
+        lambda: perMillion(d.lambda),
+        total: perMillion(d.total),
+      };
+    };
     const passes = { clean, duplicates, crash, rebatch };
     const checks = Object.fromEntries(
       Object.entries(passes).map(([name, p]) => [
@@ -147,6 +198,9 @@ try {
         ? Number((clean.measure.s3Requests / clean.measure.hoursWritten).toFixed(2))
         : null,
       exact: Object.values(checks).every((c) => c.exact),
+      dollarsPerMillionEvents: Object.fromEntries(
+        Object.entries(passes).map(([name, p]) => [name, dollars(p.measure).total]),
+      ),
       passes: Object.fromEntries(
         Object.entries(passes).map(([name, p]) => [
           name,
@@ -156,6 +210,11 @@ try {
             readUnitsPerEvent: perEvent(p.measure.readUnits),
             requestsPerEvent: perEvent(p.measure.requests),
             invocations: p.measure.invocations,
+            s3PutRequests: p.measure.s3PutRequests,
+            s3GetRequests: p.measure.s3GetRequests,
+            sqsRequests: p.measure.sqsRequests,
+            lambdaGbSeconds: Number(p.measure.lambdaGbSeconds.toFixed(3)),
+            dollarsPerMillionEvents: dollars(p.measure),
           },
         ]),
       ),
@@ -166,7 +225,6 @@ try {
 }
 
 // Today's keys (the default's bundle and init) beside the cold start of both variants.
-const DEFAULT_SDK = 'bundled';
 const functions = Object.fromEntries(
   Object.entries(coldStarts).map(([name, c]) => [
     name,
@@ -180,6 +238,7 @@ const functions = Object.fromEntries(
         faster: c.faster,
         bundledOverExternal: c.bundledOverExternal,
       },
+      ...(memory[name] ? { memory: memory[name] } : {}),
     },
   ]),
 );
@@ -198,6 +257,25 @@ const output = {
   },
   approaches: results,
   functions,
+  // Per approach and pass, in USD: what a million events cost at the list prices below.
+  dollarsPerMillionEvents: Object.fromEntries(
+    Object.entries(results).map(([name, r]) => [
+      name,
+      (r as { dollarsPerMillionEvents: Record<string, number> }).dollarsPerMillionEvents,
+    ]),
+  ),
+  prices: PRICES,
+  freshness: freshness && {
+    rateEventsPerSec: freshness.rateEventsPerSec,
+    p50Ms: freshness.p50Ms,
+    p95Ms: freshness.p95Ms,
+    p99Ms: freshness.p99Ms,
+    sustainedEventsPerSec: freshness.sustainedEventsPerSec,
+    putsPerHourObjectPerMinute: freshness.putsPerHourObjectPerMinute,
+    batchingWindowSeconds: freshness.batchingWindowSeconds,
+    seconds: freshness.seconds,
+    before: freshnessBefore,
+  },
   machine: {
     cpu: cpus()[0]?.model,
     cores: cpus().length,
@@ -223,6 +301,13 @@ type Row = {
       doubleCountedEvents: number;
       staleOrders: number;
       conflictsReported?: number;
+      dollarsPerMillionEvents: {
+        dynamodb: number;
+        s3: number;
+        sqs: number;
+        lambda: number;
+        total: number;
+      };
     }
   >;
 };
@@ -296,4 +381,70 @@ for (const [name, c] of Object.entries(coldStarts)) {
   }
 }
 console.log(fnTable.toString());
+const memoryTable = new Table({
+  head: ['memory (largest valid input)', 'configured', 'peak RSS', 'headroom'],
+  style: { head: [], border: [], compact: true },
+});
+for (const [name, m] of Object.entries(memory))
+  memoryTable.push([name, `${m.configuredMb} MB`, `${m.peakRssMb} MB`, `${m.headroom}×`]);
+console.log(memoryTable.toString());
+const freshTable = new Table({
+  head: [
+    'freshness: send → hour object',
+    'window',
+    'rate',
+    'p50',
+    'p95',
+    'p99',
+    'PUTs / hour object / min',
+    'sustained',
+  ],
+  style: { head: [], border: [], compact: true },
+});
+for (const [label, f] of [
+  ['before (no window)', freshnessBefore],
+  ['now', freshness],
+] as const) {
+  if (!f) continue;
+  freshTable.push([
+    label,
+    `${f.batchingWindowSeconds} s`,
+    `${f.rateEventsPerSec} events/s for ${f.seconds} s`,
+    `${f.p50Ms} ms`,
+    `${f.p95Ms} ms`,
+    `${f.p99Ms} ms`,
+    String(f.putsPerHourObjectPerMinute),
+    'sustainedEventsPerSec' in f ? `${f.sustainedEventsPerSec} events/s` : '',
+  ]);
+}
+console.log(freshTable.toString());
+const dollarTable = new Table({
+  head: [
+    `USD per million events (prices of ${PRICES.readOn})`,
+    'clean',
+    'duplicates',
+    'crash',
+    're-batch',
+    'clean: DynamoDB / S3 / SQS / Lambda',
+  ],
+  style: { head: [], border: [], compact: true },
+});
+for (const [name, r] of Object.entries(rows)) {
+  const usd = (pass: string) =>
+    `$${(r.passes[pass]?.dollarsPerMillionEvents.total ?? 0).toFixed(2)}`;
+  const clean = r.passes.clean?.dollarsPerMillionEvents;
+  dollarTable.push([
+    name,
+    usd('clean'),
+    usd('duplicates'),
+    usd('crash'),
+    usd('rebatch'),
+    clean
+      ? [clean.dynamodb, clean.s3, clean.sqs, clean.lambda]
+          .map((d) => `$${d.toFixed(2)}`)
+          .join(' / ')
+      : '',
+  ]);
+}
+console.log(dollarTable.toString());
 console.log(`results written to ${o.out}`);

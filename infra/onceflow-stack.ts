@@ -49,6 +49,20 @@ const visibilityFor = (t: FunctionTuning | undefined) =>
       (t?.maxBatchingWindow ?? Duration.seconds(0)).toSeconds(),
   );
 
+/**
+ * The aggregate trigger from `aggregateWindowSeconds`: with a window, up to 100 notifications
+ * gathered and at most 2 invocations at once (the fewer invocations see an hour, the fewer
+ * times it is published in a window); without, 10 messages an invocation, up to 10 at once.
+ */
+const aggregateTrigger = (settings: Settings): FunctionTuning =>
+  settings.aggregateWindowSeconds > 0
+    ? {
+        batchSize: 100,
+        maxBatchingWindow: Duration.seconds(settings.aggregateWindowSeconds),
+        maxConcurrency: 2,
+      }
+    : { batchSize: 10, maxConcurrency: 10 };
+
 /** The whole pipeline: two queues with DLQs, two functions, one table, one bucket, alarms. */
 export class OnceflowStack extends Stack {
   readonly ordersQueue: QueueWithDlq;
@@ -75,8 +89,9 @@ export class OnceflowStack extends Stack {
     this.ordersQueue = new QueueWithDlq(this, 'OrdersQueue', {
       visibilityTimeout: visibilityFor(props.ingest),
     });
+    const aggregateTuning: FunctionTuning = { ...aggregateTrigger(settings), ...props.aggregate };
     this.aggregateQueue = new QueueWithDlq(this, 'AggregateQueue', {
-      visibilityTimeout: visibilityFor(props.aggregate),
+      visibilityTimeout: visibilityFor(aggregateTuning),
     });
     // After a point-in-time restore the functions are pointed at the restored table; the
     // stack's own table is kept as it is (nothing is deleted by switching).
@@ -114,7 +129,7 @@ export class OnceflowStack extends Stack {
       removalPolicy,
       tracing: settings.tracing,
       bundleAwsSdk: settings.awsSdk === 'bundled',
-      ...props.aggregate,
+      ...aggregateTuning,
       environment: common,
     });
 

@@ -52,6 +52,22 @@ const SettingsSchema = v.object({
     v.picklist(['bundled', 'external'], 'awsSdk must be bundled or external'),
     'bundled',
   ),
+  /**
+   * How long the aggregate trigger gathers hour notifications before it invokes (0–60 s). Every
+   * hour named in one invocation is recomputed and published once, so this bounds how often an
+   * hour object is rewritten, and adds at most itself to an event's freshness. With a window the
+   * trigger gathers up to 100 messages and runs at most 2 invocations at once; 0 invokes for
+   * each 10 messages as they come, up to 10 at once. Default 2.
+   */
+  aggregateWindowSeconds: v.optional(
+    v.pipe(
+      v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number))]),
+      v.integer(),
+      v.minValue(0),
+      v.maxValue(60, 'aggregateWindowSeconds must be at most 60'),
+    ),
+    2,
+  ),
   tableName: v.optional(
     v.pipe(
       v.string(),
@@ -65,15 +81,7 @@ export type Settings = v.InferOutput<typeof SettingsSchema>;
 /** Reads the settings from a construct node's context; throws naming each bad key. */
 export const readSettings = (context: (key: string) => unknown): Settings => {
   const raw = Object.fromEntries(
-    [
-      'stage',
-      'alarmEmail',
-      'ledgerRetentionDays',
-      'rejectRetentionDays',
-      'tracing',
-      'awsSdk',
-      'tableName',
-    ]
+    Object.keys(SettingsSchema.entries)
       .map((key) => [key, context(key)])
       .filter(([, value]) => value !== undefined),
   );

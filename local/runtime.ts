@@ -32,6 +32,8 @@ export interface LocalRuntimeOptions {
   readonly logDir?: string;
   /** Told about every invocation. */
   readonly onBatch?: (fn: LocalFunction, report: BatchReport) => void;
+  /** Told about every call a function made through the edge that took effect (status < 300). */
+  readonly onCall?: (call: EdgeCall, fn: LocalFunction) => void;
   readonly warn?: (message: string) => void;
   /** Run on these emulators instead of starting (and later stopping) its own. */
   readonly emulators?: Emulators;
@@ -156,8 +158,13 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     };
     emulators.setHooks({
       beforeCall: async (call) => ((await fire('before', call)) ? 'drop' : 'forward'),
-      afterCall: async (call, status) =>
-        status < 300 && (await fire('after', call)) ? 'drop' : 'deliver',
+      afterCall: async (call, status) => {
+        if (status < 300 && options.onCall) {
+          const env = call.accessKeyId ? byKey.get(call.accessKeyId) : undefined;
+          if (env) options.onCall(call, env.fn);
+        }
+        return status < 300 && (await fire('after', call)) ? 'drop' : 'deliver';
+      },
     });
 
     const newEnvironment = (fn: LocalFunction): LambdaEnvironment => {

@@ -22,8 +22,8 @@ import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
 import { REJECT_PREFIX } from '../../shared/keys.ts';
 import { FaultInjector } from '../faults.ts';
 import type { ModelHour } from '../model.ts';
-import { clientConfig, deliver, stackCopy } from './deliver.ts';
-import { CapacityMeter } from './meter.ts';
+import { clientConfig, deliver, memoryOf, stackCopy } from './deliver.ts';
+import { CapacityMeter, RequestMeter } from './meter.ts';
 
 export interface Message {
   readonly messageId: string;
@@ -64,6 +64,15 @@ export interface PassMeasure {
   readonly s3Requests: number;
   readonly hoursWritten: number;
   readonly invocations: number;
+  readonly s3PutRequests: number;
+  readonly s3GetRequests: number;
+  /** SQS requests as billed (64 KB chunks): sends, receives and deletes, both queues. */
+  readonly sqsRequests: number;
+  readonly lambdaInvocations: number;
+  /** Billed duration of every invocation, summed (whole ms each). */
+  readonly lambdaBilledMs: number;
+  /** The same durations at each function's configured memory. */
+  readonly lambdaGbSeconds: number;
 }
 
 export interface Approach {
@@ -85,11 +94,14 @@ export const onceflowApproach = (endpoint: string, assemblyDir: string): Approac
     const bucket = copy.outputs.BucketName ?? '';
     const { url: queueUrl, arn: queueArn } = copy.queues.aggregate;
     const meter = new CapacityMeter();
+    const requests = new RequestMeter();
     const faults = new FaultInjector();
     const clients: AwsClients = {
       dynamo: faults.attach(meter.attach(new DynamoDBClient(clientConfig(endpoint)))),
-      s3: faults.attach(new S3Client({ ...clientConfig(endpoint), forcePathStyle: true })),
-      sqs: new SQSClient(clientConfig(endpoint)),
+      s3: faults.attach(
+        requests.attach(new S3Client({ ...clientConfig(endpoint), forcePathStyle: true }), 's3'),
+      ),
+      sqs: requests.attach(new SQSClient(clientConfig(endpoint)), 'sqs'),
     };
     for (const batchId of options.crashBatches ?? []) {
       faults.add({
@@ -110,6 +122,7 @@ export const onceflowApproach = (endpoint: string, assemblyDir: string): Approac
       ingest,
       () => lambdaContext('ingest-orders', 30_000),
       meter,
+      requests,
     );
     const ingestMs = performance.now() - started;
     const s3Before = [...faults.calls.entries()]
@@ -119,12 +132,14 @@ export const onceflowApproach = (endpoint: string, assemblyDir: string): Approac
       ports: aggregatorPorts(loadAggregateConfig(copy.aggregateEnvironment), clients),
       quarantine: new S3Store(clients.s3, bucket),
     });
+    const invokeAggregate = requests.timed(aggregate, memoryOf(copy, 'AggregateFunctionName'));
     const { invocations } = await drainQueue({
-      sqs: admin.sqs,
+      // The aggregate queue's event source mapping: its receives and deletes are billed too.
+      sqs: requests.attach(adminClients(endpoint, LOCAL_REGION).sqs, 'sqs'),
       queueUrl,
       queueArn,
       region: LOCAL_REGION,
-      invoke: (_, event) => aggregate(event, lambdaContext('aggregate-hours', 30_000)),
+      invoke: (_, event) => invokeAggregate(event, lambdaContext('aggregate-hours', 30_000)),
     });
     const s3Requests =
       [...faults.calls.entries()]
@@ -134,6 +149,7 @@ export const onceflowApproach = (endpoint: string, assemblyDir: string): Approac
     return {
       measure: {
         ...meter.snapshot(),
+        ...requests.snapshot(),
         ingestMs,
         s3Requests,
         hoursWritten: faults.calls.get('PutObject:aggregates') ?? 0,

@@ -18,7 +18,7 @@ import { FaultInjector, InjectedCrash } from '../faults.ts';
 import type { GeneratedEvent } from '../generate.ts';
 import type { Approach, Message, PassMeasure, PassState } from './approaches.ts';
 import { clientConfig, deliver, stackCopy, unique } from './deliver.ts';
-import { CapacityMeter } from './meter.ts';
+import { CapacityMeter, RequestMeter } from './meter.ts';
 import { naiveState, naiveWrites, parseBatch } from './naive.ts';
 import { createBaselineTable } from './tables.ts';
 
@@ -29,6 +29,7 @@ const baselinePass = async (o: {
   handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
   name: string;
   meter: CapacityMeter;
+  requests: RequestMeter;
   remainingMs?: number;
   beforeRetry?: () => Promise<void>;
   state: () => Promise<PassState>;
@@ -40,12 +41,14 @@ const baselinePass = async (o: {
     o.handler,
     () => lambdaContext(o.name, o.remainingMs ?? 30_000),
     o.meter,
+    o.requests,
     o.beforeRetry,
   );
   const ingestMs = performance.now() - started;
   return {
     measure: {
       ...o.meter.snapshot(),
+      ...o.requests.snapshot(),
       ingestMs,
       s3Requests: 0,
       hoursWritten: 0,
@@ -82,6 +85,7 @@ export const naiveApproach = (endpoint: string, assemblyDir: string): Approach =
       handler,
       name: 'naive',
       meter,
+      requests: new RequestMeter(),
       state: () => naiveState(new DynamoDBClient(clientConfig(endpoint)), table),
     });
   },
@@ -142,6 +146,7 @@ export const powertoolsApproach = (endpoint: string, assemblyDir: string): Appro
       handler,
       name: 'powertools',
       meter,
+      requests: new RequestMeter(),
       // A short remaining time lets an in-progress record of a crashed attempt expire before
       // the redelivery.
       remainingMs: 50,
@@ -203,6 +208,7 @@ export const powertoolsPerEventApproach = (endpoint: string, assemblyDir: string
       handler,
       name: 'powertools-per-event',
       meter,
+      requests: new RequestMeter(),
       state: () => naiveState(admin, table),
     });
   },

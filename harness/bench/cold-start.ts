@@ -46,6 +46,8 @@ export interface FunctionColdStart {
   readonly faster: SdkVariant;
   /** The bundled variant's cold path over the external one's. */
   readonly bundledOverExternal: number;
+  /** The function's configured memory. */
+  readonly memoryMb: number;
 }
 
 /** Run in the fresh process: import, one invocation, then the two durations on the last line. */
@@ -205,12 +207,15 @@ export const measureColdStarts = async (options: {
         bundled: [],
       };
       const bytes: Record<SdkVariant, number> = { external: 0, bundled: 0 };
+      let memoryMb = 0;
       for (let i = 0; i < options.samples; i++) {
         for (const v of variants) {
           const dir = join(work, `${f.name}-${v.name}-${i}`);
           mkdirSync(dir);
+          const fn = functionOf(v.copy, f.output);
+          memoryMb = fn.memoryMb;
           const run = await runFresh({
-            fn: functionOf(v.copy, f.output),
+            fn,
             environment: f.env(v.copy),
             event: firstEvent(f.name, v.copy, i),
             dir,
@@ -236,6 +241,7 @@ export const measureColdStarts = async (options: {
         bundled,
         faster: path(bundled) <= path(external) ? 'bundled' : 'external',
         bundledOverExternal: Number((path(bundled) / path(external)).toFixed(2)),
+        memoryMb,
       };
     }
     return results;

@@ -10,7 +10,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { drainQueue } from '../../local/sqs-poller.ts';
 import { provisionStackCopy, type StackCopy } from '../../local/stack-copy.ts';
 import type { Message } from './approaches.ts';
-import type { CapacityMeter } from './meter.ts';
+import type { CapacityMeter, RequestMeter } from './meter.ts';
 
 export const clientConfig = (endpoint: string) => ({
   endpoint,
@@ -31,9 +31,16 @@ export const deliver = async (
   handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>,
   contextFor: () => Context,
   meter: CapacityMeter,
+  requests: RequestMeter,
   beforeRetry?: () => Promise<void>,
 ) => {
-  const sqs = adminClients(copy.ingestEnvironment.AWS_ENDPOINT_URL ?? '', LOCAL_REGION).sqs;
+  // The producer's sends and the event source mapping's receives and deletes, as billed.
+  const sqs = requests.attach(
+    adminClients(copy.ingestEnvironment.AWS_ENDPOINT_URL ?? '', LOCAL_REGION).sqs,
+    'sqs',
+  );
+  // Every approach runs as the stack's ingest function would: at its configured memory.
+  const invoke = requests.timed(handler, memoryOf(copy, 'IngestFunctionName'));
   const queue = copy.queues.orders;
   let invocations = 0;
   const waveWriteUnits: number[] = [];
@@ -47,7 +54,7 @@ export const deliver = async (
       queueUrl: queue.url,
       queueArn: queue.arn,
       region: LOCAL_REGION,
-      invoke: (_, event) => handler(event, contextFor()),
+      invoke: (_, event) => invoke(event, contextFor()),
       timeoutMs: 900_000,
       ...(beforeRetry
         ? {
@@ -66,3 +73,10 @@ export const deliver = async (
 /** A copy of the synthesized stack for one pass: its orders queue feeds every approach. */
 export const stackCopy = (endpoint: string, assemblyDir: string) =>
   provisionStackCopy({ assemblyDir, endpoint, name: unique('bench') });
+
+/** The configured memory of one of the stack's functions, by its output. */
+export const memoryOf = (copy: StackCopy, output: string): number => {
+  const fn = copy.stack.functions.find((f) => f.name === copy.outputs[output]);
+  if (!fn) throw new Error(`the stack has no function for its output ${output}`);
+  return fn.memoryMb;
+};

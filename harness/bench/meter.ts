@@ -124,3 +124,87 @@ export class CapacityMeter {
 }
 
 export { itemBytes };
+
+/** S3 request classes as billed: PUT, COPY, POST and LIST; GET and every other; DELETE free. */
+const s3ClassOf = (operation: string): 'put' | 'get' | 'free' =>
+  /^(Put|Copy|Post|List|Create|Upload|Complete)/.test(operation)
+    ? 'put'
+    : /^Delete/.test(operation)
+      ? 'free'
+      : 'get';
+
+const SQS_CHUNK_BYTES = 64 * 1024;
+const bytes = (texts: readonly (string | undefined)[]) =>
+  texts.reduce((sum, t) => sum + Buffer.byteLength(t ?? '', 'utf8'), 0);
+
+/**
+ * Counts S3 and SQS requests as AWS bills them, from an SDK middleware: S3 by request class,
+ * SQS in 64 KB chunks of payload (a request of 1 to 10 messages is billed one request per 64 KB
+ * chunk of its messages), and Lambda invocations with their billed durations (whole ms).
+ */
+export class RequestMeter {
+  s3Put = 0;
+  s3Get = 0;
+  sqsRequests = 0;
+  invocations = 0;
+  billedMs = 0;
+  gbSeconds = 0;
+
+  snapshot() {
+    return {
+      s3PutRequests: this.s3Put,
+      s3GetRequests: this.s3Get,
+      sqsRequests: this.sqsRequests,
+      lambdaInvocations: this.invocations,
+      lambdaBilledMs: this.billedMs,
+      lambdaGbSeconds: this.gbSeconds,
+    };
+  }
+
+  /** Meters an S3 or SQS client (by the service its commands belong to). */
+  attach<T extends AnyClient>(client: T, service: 's3' | 'sqs'): T {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const operation = (context.commandName ?? '').replace(/Command$/, '');
+        const input = args.input as {
+          MessageBody?: string;
+          Entries?: { MessageBody?: string }[];
+        };
+        if (service === 's3') {
+          const kind = s3ClassOf(operation);
+          if (kind === 'put') this.s3Put++;
+          else if (kind === 'get') this.s3Get++;
+          return next(args);
+        }
+        const result = await next(args);
+        const output = result.output as { Messages?: { Body?: string }[] };
+        const payload =
+          bytes([input.MessageBody]) +
+          bytes((input.Entries ?? []).map((e) => e.MessageBody)) +
+          bytes((output.Messages ?? []).map((m) => m.Body));
+        this.sqsRequests += Math.max(1, Math.ceil(payload / SQS_CHUNK_BYTES));
+        return result;
+      },
+      { step: 'initialize', priority: 'low', name: 'requestMeter', override: true },
+    );
+    return client;
+  }
+
+  /**
+   * A handler whose invocations are counted and timed: billed per started millisecond, at the
+   * function's configured memory.
+   */
+  timed<A extends unknown[], R>(handler: (...args: A) => Promise<R>, memoryMb: number) {
+    return async (...args: A): Promise<R> => {
+      const started = performance.now();
+      try {
+        return await handler(...args);
+      } finally {
+        const ms = Math.ceil(performance.now() - started);
+        this.invocations++;
+        this.billedMs += ms;
+        this.gbSeconds += (ms / 1000) * (memoryMb / 1024);
+      }
+    };
+  }
+}

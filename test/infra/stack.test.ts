@@ -86,15 +86,33 @@ describe('the onceflow stack', () => {
     });
   });
 
-  it('turns on partial batch responses for both event source mappings', () => {
+  it('turns on partial batch responses for both event source mappings, the aggregate one gathering for 2 seconds', () => {
     template.resourcePropertiesCountIs(
       'AWS::Lambda::EventSourceMapping',
-      {
-        FunctionResponseTypes: ['ReportBatchItemFailures'],
-        BatchSize: 10,
-        ScalingConfig: { MaximumConcurrency: 10 },
-      },
+      { FunctionResponseTypes: ['ReportBatchItemFailures'] },
       2,
+    );
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(stack.ingest.fn) },
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: Match.absent(),
+      ScalingConfig: { MaximumConcurrency: 10 },
+    });
+    // Hours named in one invocation are published once: a window bounds the rewrites per hour.
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalId(stack.aggregate.fn) },
+      BatchSize: 100,
+      MaximumBatchingWindowInSeconds: 2,
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+    const unwindowed = synth({ aggregateWindowSeconds: '0' });
+    unwindowed.template.resourcePropertiesCountIs(
+      'AWS::Lambda::EventSourceMapping',
+      { BatchSize: 10, ScalingConfig: { MaximumConcurrency: 10 } },
+      2,
+    );
+    expect(() => readSettings((k) => ({ aggregateWindowSeconds: '61' })[k])).toThrow(
+      /aggregateWindowSeconds must be at most 60/,
     );
   });
 

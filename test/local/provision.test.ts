@@ -103,15 +103,25 @@ describe('provisioning from the synthesized template', () => {
     expect(ingest?.handlerFile).toMatch(/asset\.[0-9a-f]+\/index\.mjs$/);
     expect(ingest?.timeoutSeconds).toBe(30);
     expect(stack.mappings).toHaveLength(2);
-    for (const m of stack.mappings) {
-      expect(m).toMatchObject({
-        batchSize: 10,
-        batchingWindowSeconds: 0,
-        maxConcurrency: 10,
-        reportBatchItemFailures: true,
-        enabled: true,
-      });
-    }
+    const mappingOf = (prefix: string) => {
+      const fn = stack.functions.find((f) => f.logicalId.startsWith(prefix));
+      return stack.mappings.find((m) => m.functionLogicalId === fn?.logicalId);
+    };
+    expect(mappingOf('IngestOrders')).toMatchObject({
+      batchSize: 10,
+      batchingWindowSeconds: 0,
+      maxConcurrency: 10,
+      reportBatchItemFailures: true,
+      enabled: true,
+    });
+    // The aggregate trigger gathers hour notifications for its window (aggregateWindowSeconds).
+    expect(mappingOf('AggregateHours')).toMatchObject({
+      batchSize: 100,
+      batchingWindowSeconds: 2,
+      maxConcurrency: 2,
+      reportBatchItemFailures: true,
+      enabled: true,
+    });
   });
 
   it('creates a small stack’s named queue, FIFO queue, indexes and intrinsic-built names', async () => {

@@ -1,0 +1,184 @@
+/**
+ * Freshness through the local runtime as `npm start` runs it (the real pollers, the bundled code
+ * of the cloud assembly): a steady stream of batches at a stated rate, and for each event the
+ * time from its SendMessage to the first hour object that includes it.
+ *
+ * Which batches an hour object includes is read from the object itself: batch k of an hour
+ * carries one event of amount 2^k minor units (USD, status `placed`) and the rest of amount 0,
+ * so that hour's `placed` USD total, in binary, names exactly the batches it holds. The hour
+ * objects are polled every `pollMs`: a time is late by at most that much.
+ */
+import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { Emulators } from '../../local/emulators.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { hourObjectKey } from '../../shared/keys.ts';
+import { unique } from './deliver.ts';
+
+const START = Date.parse('2026-10-01T00:00:00Z');
+const HOUR = 3_600_000;
+/** Batches per hour: 2^40 minor units (11 dollar digits) stays within the 15 allowed. */
+const BATCHES_PER_HOUR = 40;
+
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const hourAt = (h: number) => new Date(START + h * HOUR).toISOString().replace('.000Z', 'Z');
+const dollars = (minor: bigint) => `${minor / 100n}.${String(minor % 100n).padStart(2, '0')}`;
+const minorOf = (amount: string) => {
+  const [whole = '0', fraction = ''] = amount.split('.');
+  return BigInt(whole) * 100n + BigInt(fraction.padEnd(2, '0').slice(0, 2) || '0');
+};
+
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+
+export interface FreshnessRun {
+  readonly rateEventsPerSec: number;
+  readonly seconds: number;
+  readonly events: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  readonly p99Ms: number;
+  /** Messages waiting in the orders queue when the stream ended (a growing queue: not sustained). */
+  readonly backlogAtEnd: number;
+  /** S3 PUTs of hour objects, per hour object, per minute of the stream. */
+  readonly putsPerHourObjectPerMinute: number;
+  /** The aggregate trigger's batching window, from the template. */
+  readonly batchingWindowSeconds: number;
+}
+
+/** One run: `rate` events a second in batches of `batchSize`, for `seconds`. */
+export const measureFreshness = async (options: {
+  readonly emulators: Emulators;
+  readonly assemblyDir: string;
+  readonly rate: number;
+  readonly seconds: number;
+  readonly batchSize?: number;
+  readonly pollMs?: number;
+}): Promise<FreshnessRun> => {
+  const batchSize = options.batchSize ?? 50;
+  const pollMs = options.pollMs ?? 50;
+  const batches = Math.max(1, Math.round((options.rate * options.seconds) / batchSize));
+  const hours = Math.ceil(batches / BATCHES_PER_HOUR);
+  const puts = new Map<string, number>();
+  const runtime: LocalRuntime = await startLocalRuntime({
+    assemblyDir: options.assemblyDir,
+    emulators: options.emulators,
+    localStackName: unique('fresh'),
+    onCall: (call) => {
+      if (
+        call.service === 's3' &&
+        call.action === 'PutObject' &&
+        call.key?.startsWith('aggregates/')
+      )
+        puts.set(call.key, (puts.get(call.key) ?? 0) + 1);
+    },
+  });
+  try {
+    const { sqs, s3 } = runtime.clients;
+    const queueUrl = runtime.stack.outputs.OrdersQueueUrl ?? '';
+    const bucket = runtime.stack.outputs.BucketName ?? '';
+    const aggregateMapping = runtime.stack.mappings.find((m) => {
+      const queue = runtime.stack.queues.find((q) => q.logicalId === m.queueLogicalId);
+      return queue?.url === runtime.stack.outputs.AggregateQueueUrl;
+    });
+    const sentAt: number[] = [];
+    const seenAt: (number | undefined)[] = [];
+    let sending = true;
+    let giveUp = false;
+
+    // The observer: every hour object, every pollMs, until every batch is seen.
+    const observe = (async () => {
+      while (!giveUp && (sending || seenAt.filter((t) => t !== undefined).length < batches)) {
+        for (let h = 0; h < hours; h++) {
+          let text: string | undefined;
+          try {
+            const got = await s3.send(
+              new GetObjectCommand({ Bucket: bucket, Key: hourObjectKey(hourAt(h)) }),
+            );
+            text = await got.Body?.transformToString();
+          } catch (error) {
+            if (!(error instanceof NoSuchKey)) throw error;
+          }
+          if (!text) continue;
+          const hour = JSON.parse(text) as {
+            byStatus?: Record<string, { amounts?: Record<string, string> }>;
+          };
+          const total = minorOf(hour.byStatus?.placed?.amounts?.USD ?? '0');
+          const now = performance.now();
+          for (let k = 0; k < BATCHES_PER_HOUR; k++) {
+            const i = k * hours + h;
+            if (i < batches && seenAt[i] === undefined && (total >> BigInt(k)) & 1n)
+              seenAt[i] = now;
+          }
+        }
+        await delay(pollMs);
+      }
+    })();
+
+    // The producer: one SendMessage per batch, on schedule.
+    const started = performance.now();
+    for (let i = 0; i < batches; i++) {
+      const due = started + (i * batchSize * 1000) / options.rate;
+      const ahead = due - performance.now();
+      if (ahead > 0) await delay(ahead);
+      const h = i % hours;
+      const k = Math.floor(i / hours);
+      const batchId = unique(`fresh-${i}`);
+      const events = Array.from({ length: batchSize }, (_, e) => ({
+        eventId: `${batchId}-${e}`,
+        orderId: `${batchId}-o${e}`,
+        customerId: 'c-fresh',
+        status: 'placed',
+        amount: e === 0 ? dollars(1n << BigInt(k)) : '0',
+        currency: 'USD',
+        eventTime: new Date(START + h * HOUR + (e % 3600) * 1000)
+          .toISOString()
+          .replace('.000Z', 'Z'),
+      }));
+      sentAt[i] = performance.now();
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: queueUrl,
+          MessageBody: JSON.stringify({ batchId, events }),
+        }),
+      );
+    }
+    const streamSeconds = (performance.now() - started) / 1000;
+    const attributes = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages'],
+      }),
+    );
+    sending = false;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      observe,
+      new Promise((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(new Error('freshness: an hour object never included every batch (10 minutes)')),
+          600_000,
+        );
+      }),
+    ]).finally(() => {
+      clearTimeout(timer);
+      giveUp = true;
+    });
+    const latencies = sentAt.map((t, i) => (seenAt[i] ?? t) - t).sort((a, b) => a - b);
+    const putsPerObject = [...puts.values()].reduce((a, b) => a + b, 0) / Math.max(1, puts.size);
+    return {
+      rateEventsPerSec: options.rate,
+      seconds: Number(streamSeconds.toFixed(1)),
+      events: batches * batchSize,
+      p50Ms: Math.round(percentile(latencies, 50)),
+      p95Ms: Math.round(percentile(latencies, 95)),
+      p99Ms: Math.round(percentile(latencies, 99)),
+      backlogAtEnd: Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0),
+      putsPerHourObjectPerMinute: Number((putsPerObject / (streamSeconds / 60)).toFixed(1)),
+      batchingWindowSeconds: aggregateMapping?.batchingWindowSeconds ?? 0,
+    };
+  } finally {
+    await runtime.stop();
+  }
+};
