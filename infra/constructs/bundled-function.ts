@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -39,6 +40,8 @@ const UNUSED_CREDENTIAL_PROVIDERS = [
   '@aws-sdk/credential-provider-http',
   '@smithy/credential-provider-imds',
 ];
+
+const NODE_HTTP_SHIM = join(import.meta.dirname, '..', 'bundling', 'node-http.mjs');
 
 /** The tracer's modules, left out of bundles that do not trace (nothing imports them then). */
 const TRACER_MODULES = ['@aws-lambda-powertools/tracer', '@aws-lambda-powertools/tracer/*'];
@@ -105,6 +108,8 @@ export const bundledFunction = (
       // Some dependencies are CommonJS and call require(): give ESM bundles one.
       banner:
         "import { createRequire as __onceflowRequire } from 'node:module'; const require = __onceflowRequire(import.meta.url);",
+      // node:http through require(), not an ES module facade (see the shim for why).
+      esbuildArgs: { '--alias:node:http': NODE_HTTP_SHIM, '--alias:http': NODE_HTTP_SHIM },
       forceDockerBundling: false,
     },
   });

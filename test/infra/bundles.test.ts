@@ -3,7 +3,7 @@
  * beside it (no node_modules: the AWS SDK is bundled) and runs its first invocation against the
  * local edge, within the size budget the README states.
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
@@ -39,8 +39,13 @@ describe('the deployed bundles', () => {
     ] as const) {
       const dir = join(work, name);
       mkdirSync(dir);
+      const fn = functionOf(copy, output);
+      // node:http comes through require(): an ES module import of it would load undici too.
+      expect(readFileSync(fn.handlerFile, 'utf8'), name).not.toMatch(
+        /from\s*"node:http"|import\("node:http"\)/,
+      );
       const run = await runFresh({
-        fn: functionOf(copy, output),
+        fn,
         environment,
         event:
           name === 'IngestOrders'
