@@ -8,7 +8,6 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
-import Table from 'cli-table3';
 import { Command } from 'commander';
 import {
   type Approach,
@@ -25,6 +24,7 @@ import { measureColdStarts, SDK_VARIANTS } from '../harness/bench/cold-start.ts'
 import { type FreshnessRun, measureFreshness } from '../harness/bench/freshness.ts';
 import { measureMemory } from '../harness/bench/memory.ts';
 import { dollarsOf, PRICES } from '../harness/bench/prices.ts';
+import { printReport } from '../harness/bench/report.ts';
 import { buildWorkload } from '../harness/bench/workload.ts';
 import { referenceModel } from '../harness/model.ts';
 import { startEmulators } from '../local/emulators.ts';
@@ -301,165 +301,13 @@ const output = {
 };
 writeFileSync(o.out, `${JSON.stringify(output, null, 2)}\n`);
 
-type Row = {
-  writeUnitsPerEvent: number;
-  readUnitsPerEvent: number;
-  eventsPerSecond: number;
-  writeUnitsPerRedeliveredBatch: number;
-  writeUnitsPerResentEvent: number;
-  passes: Record<
-    string,
-    {
-      exact: boolean;
-      doubleCountedEvents: number;
-      staleOrders: number;
-      conflictsReported?: number;
-      dollarsPerMillionEvents: {
-        dynamodb: number;
-        s3: number;
-        sqs: number;
-        lambda: number;
-        total: number;
-      };
-    }
-  >;
-};
-const rows = results as Record<string, Row>;
-const ratio = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}×` : '—');
-const table = new Table({
-  head: [
-    '',
-    'WCU/event',
-    'RCU/event',
-    'events/s',
-    'WCU/redelivered batch',
-    'WCU/re-sent event',
-    'exact: clean / duplicates / crash / re-batch',
-    'conflicts reported',
-  ],
-  style: { head: [], border: [], compact: true },
+printReport({
+  results,
+  conflicts: rebatchModel.conflicts,
+  coldStarts,
+  defaultSdk: DEFAULT_SDK,
+  memory,
+  freshnessBefore,
+  freshness,
 });
-for (const [name, r] of Object.entries(rows)) {
-  const passes = ['clean', 'duplicates', 'crash', 'rebatch'].map((p) => {
-    const c = r.passes[p];
-    return c?.exact
-      ? 'yes'
-      : `NO (${c?.doubleCountedEvents ?? 0} double-counted, ${c?.staleOrders ?? 0} stale orders)`;
-  });
-  const reported = r.passes.rebatch?.conflictsReported;
-  table.push([
-    name,
-    String(r.writeUnitsPerEvent),
-    String(r.readUnitsPerEvent),
-    String(r.eventsPerSecond),
-    String(r.writeUnitsPerRedeliveredBatch),
-    String(r.writeUnitsPerResentEvent),
-    passes.join(' / '),
-    reported === undefined ? 'no' : `${reported} of ${rebatchModel.conflicts}`,
-  ]);
-}
-console.log(table.toString());
-const once = rows.onceflow;
-if (once) {
-  console.log(
-    `onceflow write units per event: ${ratio(once.writeUnitsPerEvent, rows.naive?.writeUnitsPerEvent)} naive, ` +
-      `${ratio(once.writeUnitsPerEvent, rows.powertools?.writeUnitsPerEvent)} Powertools per message, ` +
-      `${ratio(once.writeUnitsPerEvent, rows['powertools-per-event']?.writeUnitsPerEvent)} Powertools per event`,
-  );
-}
-const fnTable = new Table({
-  head: [
-    'cold start (median)',
-    'SDK',
-    'bundle',
-    'init',
-    'first invocation',
-    'init + first',
-    'bundled / external',
-  ],
-  style: { head: [], border: [], compact: true },
-});
-for (const [name, c] of Object.entries(coldStarts)) {
-  for (const variant of SDK_VARIANTS) {
-    const v = c[variant];
-    fnTable.push([
-      name,
-      `${variant}${variant === DEFAULT_SDK ? ' (default)' : ''}`,
-      `${(v.bundleBytes / 1024).toFixed(1)} KiB`,
-      `${v.initMs} ms`,
-      `${v.firstInvokeMs} ms`,
-      `${(v.initMs + v.firstInvokeMs).toFixed(1)} ms`,
-      variant === 'bundled' ? `${c.bundledOverExternal.toFixed(2)}×` : '',
-    ]);
-  }
-}
-console.log(fnTable.toString());
-const memoryTable = new Table({
-  head: ['memory (largest valid input)', 'configured', 'peak RSS', 'headroom'],
-  style: { head: [], border: [], compact: true },
-});
-for (const [name, m] of Object.entries(memory))
-  memoryTable.push([name, `${m.configuredMb} MB`, `${m.peakRssMb} MB`, `${m.headroom}×`]);
-console.log(memoryTable.toString());
-const freshTable = new Table({
-  head: [
-    'freshness: send → hour object',
-    'window',
-    'rate',
-    'p50',
-    'p95',
-    'p99',
-    'PUTs / hour object / min',
-    'sustained',
-  ],
-  style: { head: [], border: [], compact: true },
-});
-for (const [label, f] of [
-  ['before (no window)', freshnessBefore],
-  ['now', freshness],
-] as const) {
-  if (!f) continue;
-  freshTable.push([
-    label,
-    `${f.batchingWindowSeconds} s`,
-    `${f.rateEventsPerSec} events/s for ${f.seconds} s`,
-    `${f.p50Ms} ms`,
-    `${f.p95Ms} ms`,
-    `${f.p99Ms} ms`,
-    String(f.putsPerHourObjectPerMinute),
-    'sustainedEventsPerSec' in f
-      ? `${f.sustainedEventsPerSec} events/s (p99 ${f.p99AtSustainedMs} ms)`
-      : '',
-  ]);
-}
-console.log(freshTable.toString());
-const dollarTable = new Table({
-  head: [
-    `USD per million events (prices of ${PRICES.readOn})`,
-    'clean',
-    'duplicates',
-    'crash',
-    're-batch',
-    'clean: DynamoDB / S3 / SQS / Lambda',
-  ],
-  style: { head: [], border: [], compact: true },
-});
-for (const [name, r] of Object.entries(rows)) {
-  const usd = (pass: string) =>
-    `$${(r.passes[pass]?.dollarsPerMillionEvents.total ?? 0).toFixed(2)}`;
-  const clean = r.passes.clean?.dollarsPerMillionEvents;
-  dollarTable.push([
-    name,
-    usd('clean'),
-    usd('duplicates'),
-    usd('crash'),
-    usd('rebatch'),
-    clean
-      ? [clean.dynamodb, clean.s3, clean.sqs, clean.lambda]
-          .map((d) => `$${d.toFixed(2)}`)
-          .join(' / ')
-      : '',
-  ]);
-}
-console.log(dollarTable.toString());
 console.log(`results written to ${o.out}`);
