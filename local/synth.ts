@@ -1,7 +1,7 @@
 /** Synthesizes the CDK app when cdk.out is missing or older than its sources. */
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { runProcess } from './process.ts';
 
 const SOURCES = ['infra', 'functions', 'shared', 'adapters', 'cdk.json', 'package-lock.json'];
 
@@ -24,37 +24,26 @@ export const assemblyIsFresh = (projectDir: string, assemblyDir: string): boolea
 };
 
 /** Runs `cdk synth -q` (the project's CDK CLI) and resolves when it succeeded. */
-export const synthesize = (
+export const synthesize = async (
   projectDir: string,
   assemblyDir: string,
   context: Record<string, string> = {},
-): Promise<void> =>
-  new Promise((resolve, reject) => {
-    const args = [
-      'synth',
-      '-q',
-      '-o',
-      assemblyDir,
-      ...Object.entries(context).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
-    ];
-    const child = spawn(join(projectDir, 'node_modules', '.bin', 'cdk'), args, {
-      cwd: projectDir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => {
-      output += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      output += c.toString();
-    });
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0
-        ? resolve()
-        : reject(new Error(`cdk synth failed (exit ${code}):\n${output.slice(-4000)}`)),
-    );
+): Promise<void> => {
+  const args = [
+    'synth',
+    '-q',
+    '-o',
+    assemblyDir,
+    ...Object.entries(context).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+  ];
+  const run = await runProcess(join(projectDir, 'node_modules', '.bin', 'cdk'), args, {
+    cwd: projectDir,
   });
+  if (run.code !== 0)
+    throw new Error(
+      `cdk synth failed (exit ${run.code}):\n${(run.stdout + run.stderr).slice(-4000)}`,
+    );
+};
 
 /** The project's cloud assembly (`cdk.out`), synthesized first when missing or stale. */
 export const projectAssembly = async (

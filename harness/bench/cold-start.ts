@@ -8,7 +8,6 @@
  * resolution and the first requests included). The two variants alternate sample by sample, so a
  * busy moment of the machine falls on both.
  */
-import { spawn } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -22,6 +21,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
+import { runProcess } from '../../local/process.ts';
 import type { LocalFunction } from '../../local/provision.ts';
 import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import { provisionStackCopy, type StackCopy } from '../../local/stack-copy.ts';
@@ -86,25 +86,13 @@ export interface FreshRun {
   readonly maxRssBytes: number;
 }
 
-const spawnProbe = (args: string[], env: Record<string, string>) =>
-  new Promise<FreshRun>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('COLD-START '));
-      if (code !== 0 || !line)
-        reject(new Error(`cold-start probe failed (exit ${code}): ${err.slice(-2000)}`));
-      else resolve(JSON.parse(line.slice('COLD-START '.length)) as FreshRun);
-    });
-  });
+const spawnProbe = async (args: string[], env: Record<string, string>): Promise<FreshRun> => {
+  const run = await runProcess(process.execPath, args, { env });
+  const line = run.stdout.split('\n').find((l) => l.startsWith('COLD-START '));
+  if (run.code !== 0 || !line)
+    throw new Error(`cold-start probe failed (exit ${run.code}): ${run.stderr.slice(-2000)}`);
+  return JSON.parse(line.slice('COLD-START '.length)) as FreshRun;
+};
 
 export interface FreshRunOptions {
   /** The function as provisioned from the template (its bundle and environment). */

@@ -1,14 +1,11 @@
 /** The operator CLI as a user runs it: a child process of the project's Node 24. */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { type ProcessResult, runProcess } from '../../local/process.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 
-export interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type Result = ProcessResult;
 
 /** Starts `onceflow <args>`; its output is read from the returned process. */
 export const spawnOnceflow = (
@@ -25,17 +22,9 @@ export const onceflow = (
   args: readonly string[],
   env: Record<string, string> = {},
 ): Promise<Result> =>
-  new Promise((resolve) => {
-    const child = spawnOnceflow(args, env);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  runProcess(join(ROOT, 'node_modules', '.bin', 'node'), ['cli/onceflow.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
   });
 
 /** Starts a command that runs until stopped (`logs --follow`), collecting what it prints. */
