@@ -9,6 +9,7 @@ import {
   SendMessageBatchCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { hourNotificationFields } from '../shared/coalesce.ts';
 import type { HourNotifier } from '../shared/ingest.ts';
 
 /** SendMessageBatch: entries per request. */
@@ -102,6 +103,8 @@ export interface SendBodiesOptions {
   /** Attempts for entries that fail through no fault of their own. Default 8. */
   readonly attempts?: number;
   readonly onProgress?: (sent: number, total: number) => void;
+  /** For a FIFO queue: each body's message group and deduplication id. */
+  readonly fifo?: (index: number) => { readonly groupId: string; readonly deduplicationId: string };
 }
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -136,7 +139,16 @@ export const sendBodies = async (
       const out = await sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: queueUrl,
-          Entries: pending.map((index) => ({ Id: String(index), MessageBody: bodies[index] })),
+          Entries: pending.map((index) => {
+            const fifo = options.fifo?.(index);
+            return {
+              Id: String(index),
+              MessageBody: bodies[index],
+              ...(fifo
+                ? { MessageGroupId: fifo.groupId, MessageDeduplicationId: fifo.deduplicationId }
+                : {}),
+            };
+          }),
         }),
       );
       sent += out.Successful?.length ?? 0;
@@ -160,24 +172,46 @@ export const sendBodies = async (
   return { sent, refused: refused.sort((a, b) => a.index - b.index) };
 };
 
+export interface SqsHourNotifierOptions {
+  /**
+   * The coalescing window in seconds: with one, the queue is FIFO and each notification is
+   * grouped by hour and deduplicated per window (see `shared/coalesce.ts`). Default 0: none.
+   */
+  readonly coalesceSeconds?: number;
+  /** The clock that picks the window. Default Date.now. */
+  readonly now?: () => number;
+}
+
 /** Asks the aggregator to recompute hours: one message per hour, duplicates are harmless. */
 export class SqsHourNotifier implements HourNotifier {
   readonly #client: SQSClient;
   readonly #queueUrl: string;
+  readonly #coalesceSeconds: number;
+  readonly #now: () => number;
 
-  constructor(client: SQSClient, queueUrl: string) {
+  constructor(client: SQSClient, queueUrl: string, options: SqsHourNotifierOptions = {}) {
     this.#client = client;
     this.#queueUrl = queueUrl;
+    this.#coalesceSeconds = options.coalesceSeconds ?? 0;
+    this.#now = options.now ?? Date.now;
   }
 
   async notifyHours(hours: readonly string[]): Promise<void> {
+    const window = this.#coalesceSeconds;
+    // Read once: the whole request belongs to one window.
+    const now = this.#now();
     const { refused } = await sendBodies(
       this.#client,
       this.#queueUrl,
       hours.map((hour) => JSON.stringify({ hour })),
-      // The batch is already committed: if a send keeps failing, the message fails, and its
-      // redelivery (a duplicate for the ledger) notifies again.
-      { attempts: 3 },
+      {
+        // The batch is already committed: if a send keeps failing, the message fails, and its
+        // redelivery (a duplicate for the ledger) notifies again.
+        attempts: 3,
+        ...(window > 0
+          ? { fifo: (i: number) => hourNotificationFields(hours[i] ?? '', now, window) }
+          : {}),
+      },
     );
     if (refused.length > 0) {
       throw new Error(

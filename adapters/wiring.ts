@@ -15,7 +15,9 @@ export const ingestPorts = (config: IngestConfig, clients: AwsClients): IngestPo
     orders: new DynamoOrderStore(clients.dynamo, config.tableName),
     archive: s3,
     quarantine: s3,
-    notifier: new SqsHourNotifier(clients.sqs, config.aggregateQueueUrl),
+    notifier: new SqsHourNotifier(clients.sqs, config.aggregateQueueUrl, {
+      coalesceSeconds: config.hourCoalesceSeconds,
+    }),
     now: Date.now,
   };
 };

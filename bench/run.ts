@@ -107,7 +107,7 @@ const variantAssemblies = Object.fromEntries(
 ) as Record<(typeof SDK_VARIANTS)[number], string>;
 for (const [variant, dir] of Object.entries(variantAssemblies))
   await synthesize(project, dir, { awsSdk: variant });
-// The aggregate trigger as it was (no batching window), for freshness and PUTs before and after.
+// Hour notifications as they were (no coalescing), for freshness and PUTs before and after.
 const unwindowedAssembly = join(project, '.onceflow', 'bench-assemblies', 'no-window');
 await synthesize(project, unwindowedAssembly, { aggregateWindowSeconds: '0' });
 const emulators = await startEmulators();
@@ -224,6 +224,7 @@ try {
             s3PutRequests: p.measure.s3PutRequests,
             s3GetRequests: p.measure.s3GetRequests,
             sqsRequests: p.measure.sqsRequests,
+            sqsFifoRequests: p.measure.sqsFifoRequests,
             lambdaGbSeconds: Number(p.measure.lambdaGbSeconds.toFixed(3)),
             dollarsPerMillionEvents: dollars(p.measure),
           },
@@ -285,7 +286,9 @@ const output = {
     // p99 of the 20 s stream at the sustained rate.
     p99AtSustainedMs: freshness.p99AtSustainedMs,
     putsPerHourObjectPerMinute: freshness.putsPerHourObjectPerMinute,
-    batchingWindowSeconds: freshness.batchingWindowSeconds,
+    putsPerHourObjectPerWindow: freshness.putsPerHourObjectPerWindow,
+    maxPutsPerHourObjectPerWindow: freshness.maxPutsPerHourObjectPerWindow,
+    coalesceWindowSeconds: freshness.coalesceWindowSeconds,
     seconds: freshness.seconds,
     before: freshnessBefore,
   },

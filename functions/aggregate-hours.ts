@@ -1,8 +1,14 @@
 /**
  * SQS → S3: recomputes each notified hour from the counters and publishes it if it changed.
- * Hours repeated within one invocation are recomputed once.
+ * Hours repeated within one invocation are recomputed once: every message of the batch was sent
+ * before the batch was received, so one recompute started after covers them all.
  */
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import {
+  BatchProcessor,
+  EventType,
+  processPartialResponse,
+  SqsFifoPartialProcessorAsync,
+} from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -85,9 +91,15 @@ export const createAggregateHandler = (
         logger.info('hour published', { hour: parsed.hour, outcome: outcome.kind });
       };
       const handle = loggingFailures(logger, metrics, recordHandler);
-      return processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), {
-        context,
-      });
+      // A coalescing (FIFO) queue delivers each hour's messages in order: a failure fails the
+      // rest of its hour's messages in the batch, and only those (SQS keeps the group's order).
+      const fifo = event.Records[0]?.eventSourceARN.endsWith('.fifo') ?? false;
+      return fifo
+        ? processPartialResponse(event, handle, new SqsFifoPartialProcessorAsync(), {
+            context,
+            skipGroupOnError: true,
+          })
+        : processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), { context });
     },
   );
 };

@@ -13,6 +13,7 @@
  */
 import type { StackCopy } from '../local/stack-copy.ts';
 import { maxReceiveCount } from '../local/stack-copy.ts';
+import { mapLimit } from '../shared/concurrency.ts';
 import { deliveryFor } from './chaos/delivery.ts';
 import { diceFor } from './chaos/dice.ts';
 import { CRASH_POINTS, drawFaults } from './chaos/draw-faults.ts';
@@ -135,6 +136,9 @@ export interface ChaosOptions {
   readonly schedules: number;
   readonly seed: number;
   readonly orders: number;
+  /** Schedules run at once. Default 2. */
+  readonly concurrency?: number;
+  /** Told of each schedule as it ends (in the order they end). */
   readonly onSchedule?: (result: ScheduleResult, index: number) => void;
 }
 
@@ -154,19 +158,28 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     restores: 0,
   };
   const failures: { seed: number; diff: string }[] = [];
-  for (let i = 0; i < o.schedules; i++) {
-    const seed = scheduleSeed(o.seed, i);
-    // Every crash point is forced in turn, so any run of 16+ schedules covers them all.
-    const point = CRASH_POINTS[i % CRASH_POINTS.length];
-    const result = await runSchedule({
-      endpoint: o.endpoint,
-      assemblyDir: o.assemblyDir,
-      seed,
-      orders: o.orders,
-      ...(point === undefined ? {} : { mandatoryPoint: point }),
-      // The first schedule of every run restores, so any run includes the drill.
-      ...(i === 0 ? { restore: true } : {}),
-    });
+  // Schedules are independent (each provisions its own copy of the stack): several at once
+  // overlap their waits (the aggregate queue's delay, backoffs), and are folded in order.
+  const results = await mapLimit(
+    Array.from({ length: o.schedules }, (_, i) => i),
+    o.concurrency ?? 2,
+    async (i) => {
+      // Every crash point is forced in turn, so any run of 16+ schedules covers them all.
+      const point = CRASH_POINTS[i % CRASH_POINTS.length];
+      const result = await runSchedule({
+        endpoint: o.endpoint,
+        assemblyDir: o.assemblyDir,
+        seed: scheduleSeed(o.seed, i),
+        orders: o.orders,
+        ...(point === undefined ? {} : { mandatoryPoint: point }),
+        // The first schedule of every run restores, so any run includes the drill.
+        ...(i === 0 ? { restore: true } : {}),
+      });
+      o.onSchedule?.(result, i);
+      return result;
+    },
+  );
+  for (const result of results) {
     summary.schedules++;
     summary.events += result.events;
     summary.lost += result.lost;
@@ -179,8 +192,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     summary.eventConflicts += result.eventConflicts;
     summary.restores += result.restored ? 1 : 0;
     for (const point of result.crashPoints) covered.add(point);
-    if (result.diff) failures.push({ seed, diff: result.diff });
-    o.onSchedule?.(result, i);
+    if (result.diff) failures.push({ seed: result.seed, diff: result.diff });
   }
   return {
     ...summary,

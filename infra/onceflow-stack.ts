@@ -50,18 +50,11 @@ const visibilityFor = (t: FunctionTuning | undefined) =>
   );
 
 /**
- * The aggregate trigger from `aggregateWindowSeconds`: with a window, up to 100 notifications
- * gathered and at most 2 invocations at once (the fewer invocations see an hour, the fewer
- * times it is published in a window); without, 10 messages an invocation, up to 10 at once.
+ * The aggregate trigger: 10 messages an invocation (FIFO's maximum), up to 10 at once. With
+ * `aggregateWindowSeconds` the queue coalesces instead (FIFO, delayed by the window, one message
+ * per hour and window: see `shared/coalesce.ts`); a batching window is not available on FIFO.
  */
-const aggregateTrigger = (settings: Settings): FunctionTuning =>
-  settings.aggregateWindowSeconds > 0
-    ? {
-        batchSize: 100,
-        maxBatchingWindow: Duration.seconds(settings.aggregateWindowSeconds),
-        maxConcurrency: 2,
-      }
-    : { batchSize: 10, maxConcurrency: 10 };
+const AGGREGATE_TRIGGER: FunctionTuning = { batchSize: 10, maxConcurrency: 10 };
 
 /** The whole pipeline: two queues with DLQs, two functions, one table, one bucket, alarms. */
 export class OnceflowStack extends Stack {
@@ -89,9 +82,13 @@ export class OnceflowStack extends Stack {
     this.ordersQueue = new QueueWithDlq(this, 'OrdersQueue', {
       visibilityTimeout: visibilityFor(props.ingest),
     });
-    const aggregateTuning: FunctionTuning = { ...aggregateTrigger(settings), ...props.aggregate };
+    const aggregateTuning: FunctionTuning = { ...AGGREGATE_TRIGGER, ...props.aggregate };
+    const coalesceSeconds = settings.aggregateWindowSeconds;
     this.aggregateQueue = new QueueWithDlq(this, 'AggregateQueue', {
       visibilityTimeout: visibilityFor(aggregateTuning),
+      ...(coalesceSeconds > 0
+        ? { fifo: true, deliveryDelay: Duration.seconds(coalesceSeconds) }
+        : {}),
     });
     // After a point-in-time restore the functions are pointed at the restored table; the
     // stack's own table is kept as it is (nothing is deleted by switching).
@@ -116,6 +113,7 @@ export class OnceflowStack extends Stack {
       environment: {
         ...common,
         AGGREGATE_QUEUE_URL: this.aggregateQueue.queue.queueUrl,
+        HOUR_COALESCE_SECONDS: String(coalesceSeconds),
         // Whatever the queue accepts, the function applies: no valid body is ever "oversize".
         MAX_BODY_BYTES: String(this.ordersQueue.maxMessageSizeBytes),
         ...(settings.ledgerRetentionDays === undefined

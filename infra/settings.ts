@@ -53,11 +53,11 @@ const SettingsSchema = v.object({
     'bundled',
   ),
   /**
-   * How long the aggregate trigger gathers hour notifications before it invokes (0–60 s). Every
-   * hour named in one invocation is recomputed and published once, so this bounds how often an
-   * hour object is rewritten, and adds at most itself to an event's freshness. With a window the
-   * trigger gathers up to 100 messages and runs at most 2 invocations at once; 0 invokes for
-   * each 10 messages as they come, up to 10 at once. Default 2.
+   * The window over which hour notifications coalesce (0–60 s): an hour object is published at
+   * most once per window, however many batches touch it, and an event waits at most about one
+   * window more to show. With a window the aggregate queue is FIFO, grouped by hour, delayed by
+   * the window and deduplicated per hour and window (`shared/coalesce.ts`); 0 keeps a standard
+   * queue and publishes on every notification. Default 2.
    */
   aggregateWindowSeconds: v.optional(
     v.pipe(

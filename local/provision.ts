@@ -98,6 +98,8 @@ const QUEUE_ATTRIBUTES = [
   'ReceiveMessageWaitTimeSeconds',
   'FifoQueue',
   'ContentBasedDeduplication',
+  'DeduplicationScope',
+  'FifoThroughputLimit',
 ] as const;
 
 /** Deterministic local names, like CloudFormation's `<stack>-<logicalId>-<suffix>` without the suffix. */

@@ -16,6 +16,14 @@ export const toSqsRecord = (message: Message, queueArn: string, region: string):
       SenderId: attrs.SenderId ?? 'local',
       ApproximateFirstReceiveTimestamp:
         attrs.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      // From a FIFO queue, as Lambda passes them.
+      ...(attrs.MessageGroupId === undefined
+        ? {}
+        : {
+            MessageGroupId: attrs.MessageGroupId,
+            MessageDeduplicationId: attrs.MessageDeduplicationId ?? '',
+            SequenceNumber: attrs.SequenceNumber ?? '',
+          }),
     },
     messageAttributes: {},
     md5OfBody: message.MD5OfBody ?? createHash('md5').update(body).digest('hex'),

@@ -219,6 +219,7 @@ export class SqsMoveTasks {
           QueueUrl: sourceUrl,
           MaxNumberOfMessages: Math.min(10, task.toMove - task.moved, rate),
           MessageAttributeNames: ['All'],
+          MessageSystemAttributeNames: ['MessageGroupId'],
           VisibilityTimeout: 30,
           WaitTimeSeconds: 0,
         }),
@@ -237,9 +238,18 @@ export class SqsMoveTasks {
             QueueUrl: destinationUrl,
             Entries: pack.map((i) => {
               const m = messages[i];
+              const groupId = m?.Attributes?.MessageGroupId;
               return {
                 Id: String(i),
                 MessageBody: m?.Body ?? '',
+                // Into a FIFO queue: the group kept, and (as SQS does moving a FIFO message to
+                // its DLQ) the message id as deduplication id, so no moved message is dropped.
+                ...(destinationUrl.endsWith('.fifo')
+                  ? {
+                      MessageGroupId: groupId ?? 'redrive',
+                      MessageDeduplicationId: m?.MessageId ?? String(i),
+                    }
+                  : {}),
                 ...(m?.MessageAttributes && Object.keys(m.MessageAttributes).length
                   ? { MessageAttributes: m.MessageAttributes }
                   : {}),

@@ -38,6 +38,8 @@ const IngestSchema = v.object({
   MAX_BODY_BYTES: v.optional(integer(1024, 10 * 1024 * 1024), String(1024 * 1024)),
   LEDGER_RETENTION_DAYS: v.optional(integer(1, 36_500)),
   WRITE_CONCURRENCY: v.optional(integer(1, 64), '16'),
+  /** The aggregate queue's coalescing window (it is FIFO when set); 0: a standard queue. */
+  HOUR_COALESCE_SECONDS: v.optional(integer(0, 900), '0'),
 });
 
 const AggregateSchema = v.object({
@@ -74,6 +76,7 @@ export interface IngestConfig {
   readonly maxBodyBytes: number;
   readonly ledgerRetentionSeconds: number | undefined;
   readonly writeConcurrency: number;
+  readonly hourCoalesceSeconds: number;
 }
 
 export interface AggregateConfig {
@@ -115,6 +118,7 @@ export const loadIngestConfig = (env: Env): IngestConfig => {
     ledgerRetentionSeconds:
       e.LEDGER_RETENTION_DAYS === undefined ? undefined : e.LEDGER_RETENTION_DAYS * 86_400,
     writeConcurrency: e.WRITE_CONCURRENCY,
+    hourCoalesceSeconds: e.HOUR_COALESCE_SECONDS,
   };
 };
 

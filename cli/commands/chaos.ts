@@ -26,6 +26,7 @@ export const register = (program: Command): void => {
     )
     .option('--schedule-seed <n>', 'rerun one schedule by its seed', number('a seed', 0))
     .option('--orders <n>', 'orders per schedule', number('a count', 1), 12)
+    .option('--concurrency <n>', 'schedules run at once', number('a count', 1), 2)
     .option('--json', 'print the summary as JSON')
     .option(
       '--assembly <dir>',
@@ -42,6 +43,7 @@ export const register = (program: Command): void => {
           seed: number;
           scheduleSeed?: number;
           orders: number;
+          concurrency: number;
           json?: boolean;
           assembly?: string;
         }) => {
@@ -63,15 +65,17 @@ export const register = (program: Command): void => {
               );
             } else {
               const bar = progress('schedules');
+              let ended = 0;
               summary = await runChaos({
                 endpoint: emulators.endpoint,
                 assemblyDir,
                 schedules: o.schedules,
                 seed: o.seed,
                 orders: o.orders,
-                onSchedule: (r, i) => {
+                concurrency: o.concurrency,
+                onSchedule: (r) => {
                   if (r.diff) console.log(`schedule seed ${r.seed}: ${r.diff}`);
-                  bar.update(i + 1, o.schedules);
+                  bar.update(++ended, o.schedules);
                 },
               });
               bar.stop();

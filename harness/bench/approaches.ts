@@ -68,6 +68,8 @@ export interface PassMeasure {
   readonly s3GetRequests: number;
   /** SQS requests as billed (64 KB chunks): sends, receives and deletes, both queues. */
   readonly sqsRequests: number;
+  /** Of them, to FIFO queues. */
+  readonly sqsFifoRequests: number;
   readonly lambdaInvocations: number;
   /** Billed duration of every invocation, summed (whole ms each). */
   readonly lambdaBilledMs: number;

@@ -42,8 +42,16 @@ export interface FreshnessRun {
   readonly backlogAtEnd: number;
   /** S3 PUTs of hour objects, per hour object, per minute of the stream. */
   readonly putsPerHourObjectPerMinute: number;
-  /** The aggregate trigger's batching window, from the template. */
-  readonly batchingWindowSeconds: number;
+  /**
+   * The most PUTs of one hour object within one window (`perWindowSeconds`, aligned to the
+   * clock): at most 1 when notifications coalesce.
+   */
+  readonly maxPutsPerHourObjectPerWindow: number;
+  /** PUTs of an hour object per window, on average over the hour objects and the stream. */
+  readonly putsPerHourObjectPerWindow: number;
+  readonly perWindowSeconds: number;
+  /** The coalescing window of hour notifications, from the template (0: none). */
+  readonly coalesceWindowSeconds: number;
 }
 
 /** One run: `rate` events a second in batches of `batchSize`, for `seconds`. */
@@ -54,12 +62,14 @@ export const measureFreshness = async (options: {
   readonly seconds: number;
   readonly batchSize?: number;
   readonly pollMs?: number;
+  /** The window PUTs are counted in; default the stack's coalescing window, else 2 s. */
+  readonly perWindowSeconds?: number;
 }): Promise<FreshnessRun> => {
   const batchSize = options.batchSize ?? 50;
   const pollMs = options.pollMs ?? 50;
   const batches = Math.max(1, Math.round((options.rate * options.seconds) / batchSize));
   const hours = Math.ceil(batches / BATCHES_PER_HOUR);
-  const puts = new Map<string, number>();
+  const puts = new Map<string, number[]>();
   const runtime: LocalRuntime = await startLocalRuntime({
     assemblyDir: options.assemblyDir,
     emulators: options.emulators,
@@ -70,17 +80,18 @@ export const measureFreshness = async (options: {
         call.action === 'PutObject' &&
         call.key?.startsWith('aggregates/')
       )
-        puts.set(call.key, (puts.get(call.key) ?? 0) + 1);
+        puts.set(call.key, [...(puts.get(call.key) ?? []), Date.now()]);
     },
   });
   try {
     const { sqs, s3 } = runtime.clients;
     const queueUrl = runtime.stack.outputs.OrdersQueueUrl ?? '';
     const bucket = runtime.stack.outputs.BucketName ?? '';
-    const aggregateMapping = runtime.stack.mappings.find((m) => {
-      const queue = runtime.stack.queues.find((q) => q.logicalId === m.queueLogicalId);
-      return queue?.url === runtime.stack.outputs.AggregateQueueUrl;
-    });
+    const coalesceWindowSeconds = Number(
+      runtime.stack.functions.find((f) => f.environment.HOUR_COALESCE_SECONDS !== undefined)
+        ?.environment.HOUR_COALESCE_SECONDS ?? 0,
+    );
+    const perWindowSeconds = options.perWindowSeconds ?? (coalesceWindowSeconds || 2);
     const sentAt: number[] = [];
     const seenAt: (number | undefined)[] = [];
     let sending = true;
@@ -166,7 +177,17 @@ export const measureFreshness = async (options: {
       giveUp = true;
     });
     const latencies = sentAt.map((t, i) => (seenAt[i] ?? t) - t).sort((a, b) => a - b);
-    const putsPerObject = [...puts.values()].reduce((a, b) => a + b, 0) / Math.max(1, puts.size);
+    const putsPerObject =
+      [...puts.values()].reduce((a, b) => a + b.length, 0) / Math.max(1, puts.size);
+    let maxPerWindow = 0;
+    for (const times of puts.values()) {
+      const perWindow = new Map<number, number>();
+      for (const t of times) {
+        const w = Math.floor(t / (perWindowSeconds * 1000));
+        perWindow.set(w, (perWindow.get(w) ?? 0) + 1);
+      }
+      maxPerWindow = Math.max(maxPerWindow, ...perWindow.values());
+    }
     return {
       rateEventsPerSec: options.rate,
       seconds: Number(streamSeconds.toFixed(1)),
@@ -176,7 +197,12 @@ export const measureFreshness = async (options: {
       p99Ms: Math.round(percentile(latencies, 99)),
       backlogAtEnd: Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0),
       putsPerHourObjectPerMinute: Number((putsPerObject / (streamSeconds / 60)).toFixed(1)),
-      batchingWindowSeconds: aggregateMapping?.batchingWindowSeconds ?? 0,
+      maxPutsPerHourObjectPerWindow: maxPerWindow,
+      putsPerHourObjectPerWindow: Number(
+        (putsPerObject / (streamSeconds / perWindowSeconds)).toFixed(2),
+      ),
+      perWindowSeconds,
+      coalesceWindowSeconds,
     };
   } finally {
     await runtime.stop();

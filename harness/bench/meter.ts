@@ -146,6 +146,8 @@ export class RequestMeter {
   s3Put = 0;
   s3Get = 0;
   sqsRequests = 0;
+  /** Of them, to FIFO queues (the coalescing aggregate queue), billed at the FIFO price. */
+  sqsFifoRequests = 0;
   invocations = 0;
   billedMs = 0;
   gbSeconds = 0;
@@ -155,6 +157,7 @@ export class RequestMeter {
       s3PutRequests: this.s3Put,
       s3GetRequests: this.s3Get,
       sqsRequests: this.sqsRequests,
+      sqsFifoRequests: this.sqsFifoRequests,
       lambdaInvocations: this.invocations,
       lambdaBilledMs: this.billedMs,
       lambdaGbSeconds: this.gbSeconds,
@@ -167,6 +170,7 @@ export class RequestMeter {
       (next, context) => async (args) => {
         const operation = (context.commandName ?? '').replace(/Command$/, '');
         const input = args.input as {
+          QueueUrl?: string;
           MessageBody?: string;
           Entries?: { MessageBody?: string }[];
         };
@@ -182,7 +186,9 @@ export class RequestMeter {
           bytes([input.MessageBody]) +
           bytes((input.Entries ?? []).map((e) => e.MessageBody)) +
           bytes((output.Messages ?? []).map((m) => m.Body));
-        this.sqsRequests += Math.max(1, Math.ceil(payload / SQS_CHUNK_BYTES));
+        const requests = Math.max(1, Math.ceil(payload / SQS_CHUNK_BYTES));
+        this.sqsRequests += requests;
+        if (input.QueueUrl?.endsWith('.fifo')) this.sqsFifoRequests += requests;
         return result;
       },
       { step: 'initialize', priority: 'low', name: 'requestMeter', override: true },

@@ -18,6 +18,8 @@ export const PRICES = {
   s3GetRequest: 0.0004 / 1000,
   /** SQS standard queue requests, each 64 KB chunk of payload one request ($0.40 per million). */
   sqsRequest: 0.4 / 1e6,
+  /** SQS FIFO queue requests, in the same 64 KB chunks ($0.50 per million). */
+  sqsFifoRequest: 0.5 / 1e6,
   /** Lambda requests ($0.20 per million). */
   lambdaRequest: 0.2 / 1e6,
   /** Lambda duration on Arm, per GB-second (first pricing tier); init billed as duration. */
@@ -38,7 +40,10 @@ export interface BilledUnits {
   readonly readUnits: number;
   readonly s3PutRequests: number;
   readonly s3GetRequests: number;
+  /** Every SQS request (64 KB chunks), standard and FIFO. */
   readonly sqsRequests: number;
+  /** Of them, to FIFO queues. */
+  readonly sqsFifoRequests: number;
   readonly lambdaInvocations: number;
   readonly lambdaGbSeconds: number;
 }
@@ -48,7 +53,9 @@ export const dollarsOf = (u: BilledUnits) => {
   const dynamodb =
     u.writeUnits * PRICES.dynamoWriteRequestUnit + u.readUnits * PRICES.dynamoReadRequestUnit;
   const s3 = u.s3PutRequests * PRICES.s3PutRequest + u.s3GetRequests * PRICES.s3GetRequest;
-  const sqs = u.sqsRequests * PRICES.sqsRequest;
+  const sqs =
+    (u.sqsRequests - u.sqsFifoRequests) * PRICES.sqsRequest +
+    u.sqsFifoRequests * PRICES.sqsFifoRequest;
   const lambda =
     u.lambdaInvocations * PRICES.lambdaRequest + u.lambdaGbSeconds * PRICES.lambdaArmGbSecond;
   return { dynamodb, s3, sqs, lambda, total: dynamodb + s3 + sqs + lambda };

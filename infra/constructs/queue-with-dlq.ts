@@ -1,5 +1,11 @@
 import { Duration } from 'aws-cdk-lib';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import {
+  DeduplicationScope,
+  FifoThroughputLimit,
+  Queue,
+  QueueEncryption,
+  type QueueProps,
+} from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
 export interface QueueWithDlqProps {
@@ -16,6 +22,13 @@ export interface QueueWithDlqProps {
    * Default 1 MiB, the SQS maximum and the ingest function's MAX_BODY_BYTES default.
    */
   readonly maxMessageSizeBytes?: number;
+  /**
+   * A FIFO queue (and DLQ) with high throughput: deduplication and throughput per message
+   * group. Default false.
+   */
+  readonly fifo?: boolean;
+  /** How long each message stays invisible after it is sent. Default none. */
+  readonly deliveryDelay?: Duration;
 }
 
 /** A queue and its dead-letter queue: SSE, TLS-only, a redrive policy, a DLQ that outlives it. */
@@ -25,6 +38,7 @@ export class QueueWithDlq extends Construct {
   readonly maxReceiveCount: number;
   readonly visibilityTimeout: Duration;
   readonly maxMessageSizeBytes: number;
+  readonly fifo: boolean;
 
   constructor(scope: Construct, id: string, props: QueueWithDlqProps) {
     super(scope, id);
@@ -41,13 +55,24 @@ export class QueueWithDlq extends Construct {
     const maxMessageSizeBytes = props.maxMessageSizeBytes ?? 1_048_576;
     this.maxMessageSizeBytes = maxMessageSizeBytes;
     this.visibilityTimeout = props.visibilityTimeout;
+    this.fifo = props.fifo ?? false;
+    const fifo: Partial<QueueProps> = this.fifo ? { fifo: true } : {};
     this.dlq = new Queue(this, 'Dlq', {
+      ...fifo,
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: dlqRetention,
       maxMessageSizeBytes,
     });
     this.queue = new Queue(this, 'Queue', {
+      ...(this.fifo
+        ? {
+            fifo: true,
+            deduplicationScope: DeduplicationScope.MESSAGE_GROUP,
+            fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+          }
+        : {}),
+      ...(props.deliveryDelay ? { deliveryDelay: props.deliveryDelay } : {}),
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: retention,

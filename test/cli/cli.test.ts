@@ -562,63 +562,6 @@ describe('onceflow generate', () => {
   });
 });
 
-describe('onceflow chaos', () => {
-  it('runs schedules on its own emulators, prints the JSON summary and covers every crash point in 16 schedules', async () => {
-    const r = await onceflow([
-      'chaos',
-      '--schedules',
-      '16',
-      '--seed',
-      '5',
-      '--orders',
-      '6',
-      '--json',
-      '--assembly',
-      assembly.assemblyDir,
-    ]);
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    const summary = JSON.parse(r.stdout) as Record<string, unknown>;
-    expect(summary).toMatchObject({
-      schedules: 16,
-      lost: 0,
-      doubleCounted: 0,
-      staleOverwrites: 0,
-      mismatches: 0,
-      crashPoints: { covered: 16, total: 16 },
-      failures: [],
-    });
-    expect(Object.keys(summary).sort()).toEqual([
-      'crashPoints',
-      'doubleCounted',
-      'eventConflicts',
-      'events',
-      'failures',
-      'lost',
-      'mismatches',
-      'resentEvents',
-      'restores',
-      's3Conflicts',
-      'schedules',
-      'staleOverwrites',
-      'wideSchedules',
-    ]);
-    const one = await onceflow([
-      'chaos',
-      '--schedule-seed',
-      '1063355',
-      '--orders',
-      '6',
-      '--assembly',
-      assembly.assemblyDir,
-    ]);
-    expect(one.code).toBe(0);
-    expect(one.stdout).toMatch(
-      /^1 schedules, \d+ events, 0 lost, 0 double-counted, 0 stale overwrites, 0 mismatches/,
-    );
-  });
-});
-
 describe('onceflow local up', () => {
   it('runs the stack until interrupted, writing the state the other commands read, and prints its endpoint for scripts', async () => {
     const state = join(mkdtempSync(join(tmpdir(), 'onceflow-up-')), 'local.json');

@@ -86,31 +86,48 @@ describe('the onceflow stack', () => {
     });
   });
 
-  it('turns on partial batch responses for both event source mappings, the aggregate one gathering for 2 seconds', () => {
+  it('turns on partial batch responses for both event source mappings, 10 messages an invocation, up to 10 at once', () => {
     template.resourcePropertiesCountIs(
       'AWS::Lambda::EventSourceMapping',
-      { FunctionResponseTypes: ['ReportBatchItemFailures'] },
+      {
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        BatchSize: 10,
+        MaximumBatchingWindowInSeconds: Match.absent(),
+        ScalingConfig: { MaximumConcurrency: 10 },
+      },
       2,
     );
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: logicalId(stack.ingest.fn) },
-      BatchSize: 10,
-      MaximumBatchingWindowInSeconds: Match.absent(),
-      ScalingConfig: { MaximumConcurrency: 10 },
+  });
+
+  it('coalesces hour notifications on a FIFO aggregate queue delayed by the 2 second window', () => {
+    const queue = resources[logicalId(stack.aggregateQueue.queue)]?.Properties ?? {};
+    const dlq = resources[logicalId(stack.aggregateQueue.dlq)]?.Properties ?? {};
+    expect(queue).toMatchObject({
+      FifoQueue: true,
+      DelaySeconds: 2,
+      DeduplicationScope: 'messageGroup',
+      FifoThroughputLimit: 'perMessageGroupId',
     });
-    // Hours named in one invocation are published once: a window bounds the rewrites per hour.
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: logicalId(stack.aggregate.fn) },
-      BatchSize: 100,
-      MaximumBatchingWindowInSeconds: 2,
-      ScalingConfig: { MaximumConcurrency: 2 },
+    // Deduplication is by the id the notifier computes: never by content.
+    expect(queue.ContentBasedDeduplication).toBeUndefined();
+    expect(dlq.FifoQueue).toBe(true);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ HOUR_COALESCE_SECONDS: '2' }) },
     });
+    const orders = resources[logicalId(stack.ordersQueue.queue)]?.Properties ?? {};
+    expect(orders.FifoQueue).toBeUndefined();
+
     const unwindowed = synth({ aggregateWindowSeconds: '0' });
-    unwindowed.template.resourcePropertiesCountIs(
-      'AWS::Lambda::EventSourceMapping',
-      { BatchSize: 10, ScalingConfig: { MaximumConcurrency: 10 } },
-      2,
+    const plain = Object.values(unwindowed.template.toJSON().Resources ?? {}) as {
+      Type: string;
+      Properties?: Record<string, unknown>;
+    }[];
+    expect(plain.filter((r) => r.Type === 'AWS::SQS::Queue' && r.Properties?.FifoQueue)).toEqual(
+      [],
     );
+    unwindowed.template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ HOUR_COALESCE_SECONDS: '0' }) },
+    });
     expect(() => readSettings((k) => ({ aggregateWindowSeconds: '61' })[k])).toThrow(
       /aggregateWindowSeconds must be at most 60/,
     );

@@ -87,13 +87,7 @@ describe.each([
   it('quarantines an invalid aggregate message and keeps publishing the valid ones', async () => {
     const p = await createPipeline();
     await p.deliverUntilDone(seedBatches().slice(0, 1));
-    const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
-    await p.admin.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: p.aggregateQueueUrl,
-        MessageBody: '{"hour":"2026-10-01T09:30:00Z"}',
-      }),
-    );
+    await p.sendToAggregateQueue('{"hour":"2026-10-01T09:30:00Z"}');
     await p.drainAggregates();
     expect((await p.hourly()).map((h) => h.hour)).toEqual(['2026-10-01T09:00:00Z']);
     const [reject] = await p.rejects();

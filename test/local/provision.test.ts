@@ -89,9 +89,10 @@ describe('provisioning from the synthesized template', () => {
 
   it('resolves every function’s environment to the local resources and reads each event source mapping', async () => {
     const { assemblyDir } = inject('assembly');
+    const clients = createAdminClients();
     const stack = await provisionStack(
       { ...loadStack(assemblyDir), stackName: uniqueName('prov') },
-      createAdminClients(),
+      clients,
       LOCAL_REGION,
     );
     const ingest = stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'));
@@ -114,13 +115,24 @@ describe('provisioning from the synthesized template', () => {
       reportBatchItemFailures: true,
       enabled: true,
     });
-    // The aggregate trigger gathers hour notifications for its window (aggregateWindowSeconds).
     expect(mappingOf('AggregateHours')).toMatchObject({
-      batchSize: 100,
-      batchingWindowSeconds: 2,
-      maxConcurrency: 2,
+      batchSize: 10,
+      batchingWindowSeconds: 0,
+      maxConcurrency: 10,
       reportBatchItemFailures: true,
       enabled: true,
+    });
+    // The aggregate queue coalesces (aggregateWindowSeconds): FIFO, per group, delayed 2 s.
+    const aggregate = stack.queues.find((q) => q.url === stack.outputs.AggregateQueueUrl);
+    expect(aggregate?.url).toMatch(/\.fifo$/);
+    const { Attributes } = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: aggregate?.url, AttributeNames: ['All'] }),
+    );
+    expect(Attributes).toMatchObject({
+      FifoQueue: 'true',
+      DelaySeconds: '2',
+      DeduplicationScope: 'messageGroup',
+      FifoThroughputLimit: 'perMessageGroupId',
     });
   });
 

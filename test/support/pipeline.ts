@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { inject } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
@@ -64,6 +64,19 @@ export const createAdminClients = (): AwsClients => ({
 });
 
 /** Delivers each body until it succeeds (SQS redelivering a failed message), up to `attempts`. */
+/** Sends one message to the aggregate queue as any producer could (FIFO fields when it is). */
+export const aggregateQueueSender = (sqs: SQSClient, queueUrl: string) => async (body: string) => {
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: body,
+      ...(queueUrl.endsWith('.fifo')
+        ? { MessageGroupId: 'test', MessageDeduplicationId: randomUUID() }
+        : {}),
+    }),
+  );
+};
+
 export const redeliverUntilDone =
   (ingest: (deliveries: readonly Delivery[]) => Promise<SQSBatchResponse>) =>
   async (bodies: readonly string[], attempts = 6) => {
@@ -228,6 +241,8 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
 
   const views = stateViews(admin, tableName, bucketName);
 
+  const sendToAggregateQueue = aggregateQueueSender(admin.sqs, aggregateQueueUrl);
+
   return {
     env,
     tableName,
@@ -244,6 +259,7 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
     ingest,
     deliverUntilDone,
     drainAggregates,
+    sendToAggregateQueue,
     ...views,
     setClock: (clock: () => number) => {
       now = clock;

@@ -12,6 +12,7 @@ import { toSqsEvent } from '../../local/sqs-event.ts';
 import { failedIdsOf } from '../../local/sqs-poller.ts';
 import { DEADLINE_MS } from './deadlines.ts';
 import {
+  aggregateQueueSender,
   type Delivery,
   recordsOf,
   redeliverUntilDone,
@@ -78,6 +79,7 @@ export const useRuntimePipelines = () => {
       ingest,
       deliverUntilDone: redeliverUntilDone(ingest),
       drainAggregates: () => runtime.drain({ timeoutMs: DEADLINE_MS }),
+      sendToAggregateQueue: aggregateQueueSender(runtime.clients.sqs, outputs.AggregateQueueUrl),
     };
   };
 };

@@ -15,6 +15,7 @@ describe('configuration', () => {
       maxBodyBytes: 1024 * 1024,
       ledgerRetentionSeconds: undefined,
       writeConcurrency: 16,
+      hourCoalesceSeconds: 0,
     });
   });
 

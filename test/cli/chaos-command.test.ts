@@ -1,0 +1,64 @@
+import { describe, expect, inject, it } from 'vitest';
+import { onceflow } from '../support/cli.ts';
+
+// Its own file: the longest CLI test, run beside the others rather than after them.
+const assembly = inject('assembly');
+
+describe('onceflow chaos', () => {
+  it('runs schedules on its own emulators, prints the JSON summary and covers every crash point in 16 schedules', async () => {
+    const r = await onceflow([
+      'chaos',
+      '--schedules',
+      '16',
+      '--seed',
+      '5',
+      '--orders',
+      '6',
+      '--concurrency',
+      '4',
+      '--json',
+      '--assembly',
+      assembly.assemblyDir,
+    ]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const summary = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(summary).toMatchObject({
+      schedules: 16,
+      lost: 0,
+      doubleCounted: 0,
+      staleOverwrites: 0,
+      mismatches: 0,
+      crashPoints: { covered: 16, total: 16 },
+      failures: [],
+    });
+    expect(Object.keys(summary).sort()).toEqual([
+      'crashPoints',
+      'doubleCounted',
+      'eventConflicts',
+      'events',
+      'failures',
+      'lost',
+      'mismatches',
+      'resentEvents',
+      'restores',
+      's3Conflicts',
+      'schedules',
+      'staleOverwrites',
+      'wideSchedules',
+    ]);
+    const one = await onceflow([
+      'chaos',
+      '--schedule-seed',
+      '1063355',
+      '--orders',
+      '6',
+      '--assembly',
+      assembly.assemblyDir,
+    ]);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(
+      /^1 schedules, \d+ events, 0 lost, 0 double-counted, 0 stale overwrites, 0 mismatches/,
+    );
+  });
+});
