@@ -110,6 +110,8 @@ for (const [variant, dir] of Object.entries(variantAssemblies))
 // Hour notifications as they were (no coalescing), for freshness and PUTs before and after.
 const unwindowedAssembly = join(project, '.onceflow', 'bench-assemblies', 'no-window');
 await synthesize(project, unwindowedAssembly, { aggregateWindowSeconds: '0' });
+/** Events per batch of the freshness streams. */
+const FRESH_BATCH_SIZE = 50;
 const emulators = await startEmulators();
 const results: Record<string, unknown> = {};
 let coldStarts: Awaited<ReturnType<typeof measureColdStarts>> = {};
@@ -129,23 +131,38 @@ try {
   memory = await measureMemory({ endpoint: emulators.endpoint, assemblyDir, samples: 3 });
   console.error('peak memory measured on the largest valid input');
   const stream = (assembly: string, rate: number, seconds: number) =>
-    measureFreshness({ emulators, assemblyDir: assembly, rate, seconds });
+    measureFreshness({
+      emulators,
+      assemblyDir: assembly,
+      rate,
+      seconds,
+      batchSize: FRESH_BATCH_SIZE,
+    });
   freshnessBefore = await stream(unwindowedAssembly, o.freshRate, o.freshSeconds);
   const steady = await stream(assemblyDir, o.freshRate, o.freshSeconds);
   console.error(
     `freshness measured at ${o.freshRate} events/s for ${o.freshSeconds} s, before and after`,
   );
-  // The highest rate whose orders queue does not grow: doubling steps of 20 s.
-  let sustained = steady.backlogAtEnd === 0 ? o.freshRate : 0;
+  // The highest rate whose orders queue does not grow: doubling steps of 20 s, then one step
+  // halfway between the last rate sustained and the first not. A queue holding less than one
+  // second of batches when the stream ends kept up (a single reading catches batches in flight).
+  const keptUp = (run: FreshnessRun) =>
+    run.backlogAtEnd <= Math.ceil(run.rateEventsPerSec / FRESH_BATCH_SIZE);
+  let sustained = keptUp(steady) ? o.freshRate : 0;
   let atSustained: FreshnessRun = steady;
-  for (let rate = o.freshRate * 2; sustained === rate / 2 && rate <= 3200; rate *= 2) {
-    const step = await stream(assemblyDir, rate, 20);
-    if (step.backlogAtEnd === 0) {
+  let failedAt: number | undefined;
+  const step = async (rate: number) => {
+    const run = await stream(assemblyDir, rate, 20);
+    const ok = keptUp(run);
+    if (ok) {
       sustained = rate;
-      atSustained = step;
-    }
-    console.error(`  ${rate} events/s: ${sustained === rate ? 'sustained' : 'queue grew'}`);
-  }
+      atSustained = run;
+    } else failedAt = rate;
+    console.error(`  ${rate} events/s: ${ok ? 'sustained' : 'queue grew'}`);
+  };
+  for (let rate = o.freshRate * 2; sustained === rate / 2 && rate <= 3200; rate *= 2)
+    await step(rate);
+  if (sustained > 0 && failedAt !== undefined) await step((sustained + failedAt) / 2);
   freshness = {
     ...steady,
     sustainedEventsPerSec: sustained,
@@ -249,6 +266,7 @@ const functions = Object.fromEntries(
         default: DEFAULT_SDK,
         faster: c.faster,
         bundledOverExternal: c.bundledOverExternal,
+        bundledOverExternalColdOverhead: c.bundledOverExternalColdOverhead,
       },
       ...(memory[name] ? { memory: memory[name] } : {}),
     },

@@ -37,6 +37,11 @@ export interface ColdStart {
   readonly initMs: number;
   /** Median first invocation, ms. */
   readonly firstInvokeMs: number;
+  /**
+   * Median second invocation of the same kind in the same process, ms: the work itself, warm.
+   * `initMs + firstInvokeMs - warmInvokeMs` is what being cold adds.
+   */
+  readonly warmInvokeMs: number;
 }
 
 export interface FunctionColdStart {
@@ -46,15 +51,20 @@ export interface FunctionColdStart {
   readonly faster: SdkVariant;
   /** The bundled variant's cold path over the external one's. */
   readonly bundledOverExternal: number;
+  /** The same ratio of what being cold adds (the cold path minus a warm invocation). */
+  readonly bundledOverExternalColdOverhead: number;
   /** The function's configured memory. */
   readonly memoryMb: number;
 }
 
-/** Run in the fresh process: import, one invocation, then the two durations on the last line. */
+/**
+ * Run in the fresh process: import, one invocation, a second (warm) one of the same kind, then
+ * the durations on the last line.
+ */
 const PROBE = `
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-const [handlerFile, eventFile] = process.argv.slice(2);
+const [handlerFile, eventFile, warmEventFile] = process.argv.slice(2);
 const started = performance.now();
 const module = await import(pathToFileURL(handlerFile).href);
 const initialized = performance.now();
@@ -70,7 +80,12 @@ const context = {
 const result = await module.handler(event, context);
 const invoked = performance.now();
 if (result?.batchItemFailures?.length) throw new Error('the invocation failed: ' + JSON.stringify(result));
-console.log('COLD-START ' + JSON.stringify({ initMs: initialized - started, firstInvokeMs: invoked - initialized, maxRssBytes: process.resourceUsage().maxRSS * 1024 }));
+const maxRssBytes = process.resourceUsage().maxRSS * 1024;
+const warmStarted = performance.now();
+const warm = await module.handler(JSON.parse(readFileSync(warmEventFile, 'utf8')), { ...context, awsRequestId: 'warm' });
+const warmInvokeMs = performance.now() - warmStarted;
+if (warm?.batchItemFailures?.length) throw new Error('the warm invocation failed: ' + JSON.stringify(warm));
+console.log('COLD-START ' + JSON.stringify({ initMs: initialized - started, firstInvokeMs: invoked - initialized, warmInvokeMs, maxRssBytes }));
 `;
 
 const median = (values: readonly number[]) => {
@@ -82,6 +97,7 @@ const median = (values: readonly number[]) => {
 export interface FreshRun {
   readonly initMs: number;
   readonly firstInvokeMs: number;
+  readonly warmInvokeMs: number;
   /** The process's peak resident set size. */
   readonly maxRssBytes: number;
 }
@@ -100,6 +116,8 @@ export interface FreshRunOptions {
   /** Its environment as deployed, pointed at the local edge. */
   readonly environment: Readonly<Record<string, string>>;
   readonly event: unknown;
+  /** The second invocation's event, of the same kind; default the first's again. */
+  readonly warmEvent?: unknown;
   /** An empty directory of its own: the bundle is copied there, as Lambda unpacks it. */
   readonly dir: string;
   /** A `node_modules` to put beside the bundle (the runtime's SDK); default nothing. */
@@ -119,9 +137,11 @@ export const runFresh = async (o: FreshRunOptions): Promise<FreshRun & { bundleB
   // The probe and the event sit one level up: nothing but the bundle is beside it.
   const probe = join(dirname(o.dir), `${basename(o.dir)}.probe.mjs`);
   const eventFile = join(dirname(o.dir), `${basename(o.dir)}.event.json`);
+  const warmEventFile = join(dirname(o.dir), `${basename(o.dir)}.warm-event.json`);
   writeFileSync(probe, PROBE);
   writeFileSync(eventFile, JSON.stringify(o.event));
-  const result = await spawnProbe([probe, handlerFile, eventFile], {
+  writeFileSync(warmEventFile, JSON.stringify(o.warmEvent ?? o.event));
+  const result = await spawnProbe([probe, handlerFile, eventFile, warmEventFile], {
     PATH: dirname(process.execPath),
     ...o.environment,
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
@@ -190,7 +210,7 @@ export const measureColdStarts = async (options: {
     let done = 0;
     const results: Record<string, FunctionColdStart> = {};
     for (const f of functions) {
-      const samples: Record<SdkVariant, { initMs: number; firstInvokeMs: number }[]> = {
+      const samples: Record<SdkVariant, FreshRun[]> = {
         external: [],
         bundled: [],
       };
@@ -206,6 +226,8 @@ export const measureColdStarts = async (options: {
             fn,
             environment: f.env(v.copy),
             event: firstEvent(f.name, v.copy, i),
+            // Another fresh batch (ingest), the same hour again (aggregate): the same work.
+            warmEvent: firstEvent(f.name, v.copy, i + options.samples),
             dir,
             ...(v.name === 'external'
               ? { runtimeModules: join(options.projectDir, 'node_modules') }
@@ -220,15 +242,20 @@ export const measureColdStarts = async (options: {
         bundleBytes: bytes[v],
         initMs: Number(median(samples[v].map((s) => s.initMs)).toFixed(1)),
         firstInvokeMs: Number(median(samples[v].map((s) => s.firstInvokeMs)).toFixed(1)),
+        warmInvokeMs: Number(median(samples[v].map((s) => s.warmInvokeMs)).toFixed(1)),
       });
       const external = summary('external');
       const bundled = summary('bundled');
       const path = (c: ColdStart) => c.initMs + c.firstInvokeMs;
+      const overhead = (c: ColdStart) => Math.max(0, path(c) - c.warmInvokeMs);
       results[f.name] = {
         external,
         bundled,
         faster: path(bundled) <= path(external) ? 'bundled' : 'external',
         bundledOverExternal: Number((path(bundled) / path(external)).toFixed(2)),
+        bundledOverExternalColdOverhead: Number(
+          (overhead(bundled) / Math.max(1e-9, overhead(external))).toFixed(2),
+        ),
         memoryMb,
       };
     }

@@ -94,7 +94,9 @@ export const printReport = (report: Report): void => {
       'init',
       'first invocation',
       'init + first',
-      'bundled / external',
+      'warm invocation',
+      'cold overhead (init + first − warm)',
+      'bundled / external (path, overhead)',
     ],
     style: { head: [], border: [], compact: true },
   });
@@ -108,7 +110,11 @@ export const printReport = (report: Report): void => {
         `${v.initMs} ms`,
         `${v.firstInvokeMs} ms`,
         `${(v.initMs + v.firstInvokeMs).toFixed(1)} ms`,
-        variant === 'bundled' ? `${c.bundledOverExternal.toFixed(2)}×` : '',
+        `${v.warmInvokeMs} ms`,
+        `${Math.max(0, v.initMs + v.firstInvokeMs - v.warmInvokeMs).toFixed(1)} ms`,
+        variant === 'bundled'
+          ? `${c.bundledOverExternal.toFixed(2)}×, ${c.bundledOverExternalColdOverhead.toFixed(2)}×`
+          : '',
       ]);
     }
   }
