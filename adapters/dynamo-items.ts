@@ -54,8 +54,22 @@ export const statsKey = (shard: number) => ({
   pk: `${STATS_PK_PREFIX}${shard.toString().padStart(3, '0')}`,
   sk: 'TOTALS',
 });
+/**
+ * The latest applied event time (a watermark step, see shared/watermark.ts): one item, written
+ * once per step per ingest environment, read by the finalizer.
+ */
+export const watermarkKey = { pk: 'WATERMARK', sk: 'LATEST' } as const;
+export const WATERMARK_ATTRIBUTE = 'latestMs';
 /** Counter items of one hour share a partition, so one query reads the whole hour. */
 export const hourPartition = (hour: string) => `${HOUR_PK_PREFIX}${hour}`;
+/**
+ * The finalizer's mark on an hour, in the hour's partition: the query that reads the counters
+ * reads it too, at no extra cost.
+ */
+export const FINAL_SK = 'FINAL';
+export const finalMarkKey = (hour: string) => ({ pk: hourPartition(hour), sk: FINAL_SK });
+/** Where the finalizer resumes: the first hour it has not finalized yet. */
+export const finalizerCursorKey = { pk: 'FINALIZER', sk: 'CURSOR' } as const;
 
 export const S = (value: string): AttributeValue => ({ S: value });
 export const N = (value: number | bigint): AttributeValue => ({ N: value.toString() });

@@ -11,14 +11,18 @@ import {
 } from '@aws-sdk/client-s3';
 import * as v from 'valibot';
 import { type HourAggregate, HourAggregateSchema } from '../shared/aggregate.ts';
-import type { AggregateObjects, StoredObject } from '../shared/aggregator.ts';
+import type { AggregateObjects, HourObjectBody, StoredObject } from '../shared/aggregator.ts';
+import { type DayIndex, type DayIndexObjects, DayIndexSchema } from '../shared/day-index.ts';
 import { RetryableError } from '../shared/errors.ts';
 import type { Quarantine, RawArchive, Reject } from '../shared/ingest.ts';
 import {
   AGGREGATE_PREFIX,
   arrivalKey,
+  dayIndexKey,
   hourObjectKey,
+  hourOfArchiveKey,
   hourOfObjectKey,
+  RAW_PREFIX,
   rejectKey,
 } from '../shared/keys.ts';
 import {
@@ -30,15 +34,27 @@ import {
 
 const JSON_TYPE = 'application/json';
 
-/** Parses a stored hour object; undefined when it is not a valid aggregate (it gets replaced). */
-const parseAggregate = (text: string): HourAggregate | undefined => {
+/**
+ * Parses a stored hour object; no aggregate when it is not a valid one (it gets replaced), and
+ * its lifecycle fields as they are.
+ */
+const parseHourObject = (text: string): Omit<StoredObject, 'etag'> => {
   try {
     const result = v.safeParse(HourAggregateSchema, JSON.parse(text));
-    if (!result.success) return undefined;
-    const { hour, events, byStatus, revision } = result.output;
-    return { hour, events, byStatus, revision };
+    if (!result.success) return { aggregate: undefined, lifecycle: {} };
+    const { hour, events, byStatus, revision, final, finalizedAt, amendments, amendedAt } =
+      result.output;
+    return {
+      aggregate: { hour, events, byStatus, revision },
+      lifecycle: {
+        ...(final ? { final } : {}),
+        ...(finalizedAt === undefined ? {} : { finalizedAt }),
+        ...(amendments === undefined ? {} : { amendments }),
+        ...(amendedAt === undefined ? {} : { amendedAt }),
+      },
+    };
   } catch {
-    return undefined;
+    return { aggregate: undefined, lifecycle: {} };
   }
 };
 
@@ -51,7 +67,7 @@ export interface S3StoreOptions {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export class S3Store implements RawArchive, Quarantine, AggregateObjects {
+export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayIndexObjects {
   readonly #client: S3Client;
   readonly #bucket: string;
   readonly #conflictAttempts: number;
@@ -128,7 +144,7 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects {
       );
       if (!out.ETag || !out.Body)
         throw new TypeError(`hour object ${hour} came back without ETag or body`);
-      return { etag: out.ETag, aggregate: parseAggregate(await out.Body.transformToString()) };
+      return { etag: out.ETag, ...parseHourObject(await out.Body.transformToString()) };
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -137,15 +153,23 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects {
 
   async putIfUnchanged(
     hour: string,
-    body: HourAggregate & { computedAt: string },
+    body: HourObjectBody,
     etag: string | undefined,
   ): Promise<boolean> {
+    return this.#putIfMatch(hourObjectKey(hour), JSON.stringify(body), etag);
+  }
+
+  /**
+   * A compare-and-swap write: if the object still has `etag` (or, with undefined, still does not
+   * exist). False when another writer got there first.
+   */
+  async #putIfMatch(key: string, body: string, etag: string | undefined): Promise<boolean> {
     try {
       await this.#client.send(
         new PutObjectCommand({
           Bucket: this.#bucket,
-          Key: hourObjectKey(hour),
-          Body: JSON.stringify(body),
+          Key: key,
+          Body: body,
           ContentType: JSON_TYPE,
           ...(etag === undefined ? { IfNoneMatch: '*' } : { IfMatch: etag }),
         }),
@@ -195,6 +219,47 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects {
     });
     const stored = await Promise.all(hours.map((hour) => this.get(hour)));
     return stored.flatMap((s) => (s?.aggregate ? [s.aggregate] : []));
+  }
+
+  async getDayIndex(
+    date: string,
+  ): Promise<{ etag: string; index: DayIndex | undefined } | undefined> {
+    try {
+      const out = await this.#client.send(
+        new GetObjectCommand({ Bucket: this.#bucket, Key: dayIndexKey(date) }),
+      );
+      if (!out.ETag || !out.Body)
+        throw new TypeError(`day index ${date} came back without ETag or body`);
+      const text = await out.Body.transformToString();
+      let index: DayIndex | undefined;
+      try {
+        const result = v.safeParse(DayIndexSchema, JSON.parse(text));
+        index = result.success ? result.output : undefined;
+      } catch {
+        index = undefined;
+      }
+      return { etag: out.ETag, index };
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async putDayIndexIfUnchanged(
+    date: string,
+    index: DayIndex,
+    etag: string | undefined,
+  ): Promise<boolean> {
+    return this.#putIfMatch(dayIndexKey(date), JSON.stringify(index), etag);
+  }
+
+  /** The earliest hour a raw batch is filed under (keys sort by date and hour). */
+  async earliestArchivedHour(): Promise<string | undefined> {
+    const page = await this.#client.send(
+      new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: RAW_PREFIX, MaxKeys: 1 }),
+    );
+    const key = page.Contents?.[0]?.Key;
+    return key === undefined ? undefined : hourOfArchiveKey(key);
   }
 
   async deleteIfUnchanged(hour: string, etag: string): Promise<boolean> {

@@ -235,6 +235,7 @@ try {
           {
             ...checks[name],
             writeUnitsPerEvent: perEvent(p.measure.writeUnits),
+            watermarkWriteUnitsPerEvent: perEvent(p.measure.watermarkWriteUnits),
             readUnitsPerEvent: perEvent(p.measure.readUnits),
             requestsPerEvent: perEvent(p.measure.requests),
             invocations: p.measure.invocations,

@@ -14,11 +14,11 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
 import { createDynamoClient, createS3Client } from '../adapters/clients.ts';
-import { S3Store } from '../adapters/s3.ts';
 import { loadTracing, NO_TRACING, type Tracing } from '../adapters/tracing.ts';
-import { aggregatorPorts } from '../adapters/wiring.ts';
+import { aggregateDependencies } from '../adapters/wiring.ts';
 import { type AggregatorPorts, type PublishOutcome, publishHour } from '../shared/aggregator.ts';
 import { loadAggregateConfig, loadTracingConfig } from '../shared/config.ts';
+import { type DayIndexPorts, publishDayIndex } from '../shared/day-index.ts';
 import { boundDetail } from '../shared/errors.ts';
 import type { Quarantine } from '../shared/ingest.ts';
 import { describeValidationIssues, HourMessageSchema } from '../shared/schema.ts';
@@ -27,6 +27,8 @@ import { instrumented, loggingFailures, once, toIncomingMessage } from './sqs-re
 export interface AggregateDependencies {
   readonly ports: AggregatorPorts;
   readonly quarantine: Quarantine;
+  /** The day indexes of final hours, republished when a final hour is (amended or finalized). */
+  readonly index: DayIndexPorts;
 }
 
 const parseHourMessage = (body: string) => {
@@ -60,7 +62,7 @@ export const createAggregateHandler = (
   const metrics = new Metrics();
   return instrumented<SQSEvent, SQSBatchResponse>(tracing, logger, metrics).handler(
     (event, context) => {
-      const { ports, quarantine } = resolve();
+      const { ports, quarantine, index } = resolve();
       metrics.addMetric('RecordsReceived', MetricUnit.Count, event.Records.length);
       const inFlight = new Map<string, Promise<PublishOutcome>>();
       const recordHandler = async (record: SQSRecord): Promise<void> => {
@@ -86,7 +88,18 @@ export const createAggregateHandler = (
         const publishing = inFlight.get(parsed.hour) ?? publishHour(parsed.hour, ports);
         inFlight.set(parsed.hour, publishing);
         const outcome = await publishing;
-        if (outcome.kind === 'written') metrics.addMetric('HoursWritten', MetricUnit.Count, 1);
+        if (outcome.kind === 'written') {
+          metrics.addMetric('HoursWritten', MetricUnit.Count, 1);
+          if (outcome.amended) {
+            metrics.addMetric('LateAfterFinal', MetricUnit.Count, 1);
+            logger.warn('final hour amended', {
+              hour: parsed.hour,
+              amendments: outcome.lifecycle.amendments,
+            });
+          }
+          // After the hour object: its day's index never lists what the object does not say.
+          if (outcome.lifecycle.final) await publishDayIndex(parsed.hour.slice(0, 10), index);
+        }
         if (outcome.kind === 'unchanged') metrics.addMetric('HoursUnchanged', MetricUnit.Count, 1);
         logger.info('hour published', { hour: parsed.hour, outcome: outcome.kind });
       };
@@ -114,8 +127,5 @@ export const handler = createAggregateHandler(() => {
     dynamo: createDynamoClient(config.aws),
     s3: createS3Client(config.aws),
   });
-  return {
-    ports: aggregatorPorts(config, clients),
-    quarantine: new S3Store(clients.s3, config.bucketName),
-  };
+  return aggregateDependencies(config, clients);
 }, tracing);

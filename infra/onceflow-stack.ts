@@ -67,6 +67,7 @@ export class OnceflowStack extends Stack {
   readonly alarms: PipelineAlarms;
   readonly dashboard: PipelineDashboard;
   readonly watchPending: ScheduledFunction;
+  readonly finalizeHours: ScheduledFunction;
 
   constructor(scope: Construct, id: string, props: OnceflowStackProps) {
     super(scope, id, props);
@@ -143,6 +144,20 @@ export class OnceflowStack extends Stack {
       },
     });
 
+    this.finalizeHours = new ScheduledFunction(this, 'FinalizeHours', {
+      entry: join(FUNCTIONS_DIR, 'finalize-hours.ts'),
+      every: Duration.minutes(settings.finalizeEveryMinutes),
+      // A backlog of hours (the first run over a long history) is worked off in steps.
+      timeout: Duration.minutes(2),
+      removalPolicy,
+      tracing: settings.tracing,
+      bundleAwsSdk: settings.awsSdk === 'bundled',
+      environment: {
+        ...common,
+        ALLOWED_LATENESS_MINUTES: String(settings.allowedLatenessMinutes),
+      },
+    });
+
     // Least privilege: each function gets exactly the calls it makes.
     this.watchPending.fn.addToRolePolicy(
       new PolicyStatement({
@@ -193,8 +208,49 @@ export class OnceflowStack extends Stack {
     this.aggregate.fn.addToRolePolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
-        actions: ['dynamodb:Query'],
+        // Query: an hour's counters and final mark; BatchGetItem: a day's marks for its index.
+        actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'],
         resources: [table.tableArn],
+      }),
+    );
+    this.finalizeHours.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        // GetItem: the watermark and the cursor; PutItem: a final mark; UpdateItem: its revision
+        // and the cursor; Query: an hour's counters; BatchGetItem: a day's marks.
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:Query',
+          'dynamodb:BatchGetItem',
+        ],
+        resources: [table.tableArn],
+      }),
+    );
+    this.finalizeHours.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        // The batches in progress hold back the hours they may still touch.
+        actions: ['dynamodb:Query'],
+        resources: [`${table.tableArn}/index/${OrderTable.PENDING_INDEX.name}`],
+      }),
+    );
+    this.finalizeHours.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+        resources: [bucket.arnForObjects('aggregates/hourly/*')],
+      }),
+    );
+    // Listing: the earliest archived hour (where the first run starts), and 404s, not 403s, for
+    // hours without an object.
+    this.finalizeHours.fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['s3:ListBucket'],
+        resources: [bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': ['raw/*', 'aggregates/hourly/*'] } },
       }),
     );
     this.aggregate.fn.addToRolePolicy(
@@ -227,6 +283,7 @@ export class OnceflowStack extends Stack {
         IngestOrders: this.ingest.fn,
         AggregateHours: this.aggregate.fn,
         WatchPending: this.watchPending.fn,
+        FinalizeHours: this.finalizeHours.fn,
       },
       ...(settings.alarmEmail ? { email: settings.alarmEmail } : {}),
       removalPolicy,
@@ -252,6 +309,7 @@ export class OnceflowStack extends Stack {
       BucketName: bucket.bucketName,
       IngestFunctionName: this.ingest.fn.functionName,
       AggregateFunctionName: this.aggregate.fn.functionName,
+      FinalizeFunctionName: this.finalizeHours.fn.functionName,
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
 
@@ -265,16 +323,17 @@ export class OnceflowStack extends Stack {
     ack(
       this.data.bucket,
       'AwsSolutions::AwsSolutions-S1',
-      'No server access logs: only the stack’s two functions write to the bucket, and each write is in their logs. ' +
+      'No server access logs: only the stack’s functions write to the bucket, and each write is in their logs. ' +
         'To audit reads, enable CloudTrail S3 data events for this bucket in the account’s trail; this stack does not create one.',
     );
     // Object-level S3 permissions need a key pattern; each is scoped to a fixed prefix.
     const bucketId = this.resolve(
       (this.data.bucket.node.defaultChild as CfnBucket).logicalId,
     ) as string;
-    const prefixes: [SqsFunction, string[]][] = [
+    const prefixes: [IConstruct, string[]][] = [
       [this.ingest, ['raw/*', 'arrivals/*', 'rejects/ingest/*']],
       [this.aggregate, ['aggregates/hourly/*', 'rejects/aggregate/*']],
+      [this.finalizeHours, ['aggregates/hourly/*']],
     ];
     for (const [fn, keys] of prefixes) {
       for (const key of keys) {
@@ -286,7 +345,7 @@ export class OnceflowStack extends Stack {
       }
     }
     if (settings.tracing) {
-      for (const fn of [this.ingest, this.aggregate, this.watchPending]) {
+      for (const fn of [this.ingest, this.aggregate, this.watchPending, this.finalizeHours]) {
         ack(
           fn,
           'AwsSolutions::AwsSolutions-IAM5[Resource::*]',

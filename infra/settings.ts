@@ -68,6 +68,30 @@ const SettingsSchema = v.object({
     ),
     2,
   ),
+  /**
+   * How far behind the latest applied event time the watermark stays (0–10,080 minutes): an
+   * hour becomes final once the watermark passes its end and no batch in progress can touch it.
+   * Default 120.
+   */
+  allowedLatenessMinutes: v.optional(
+    v.pipe(
+      v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number))]),
+      v.integer(),
+      v.minValue(0),
+      v.maxValue(10_080, 'allowedLatenessMinutes must be at most 10080 (a week)'),
+    ),
+    120,
+  ),
+  /** How often the finalizer runs (1–60 minutes). Default 5. */
+  finalizeEveryMinutes: v.optional(
+    v.pipe(
+      v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number))]),
+      v.integer(),
+      v.minValue(1, 'finalizeEveryMinutes must be at least 1'),
+      v.maxValue(60, 'finalizeEveryMinutes must be at most 60'),
+    ),
+    5,
+  ),
   tableName: v.optional(
     v.pipe(
       v.string(),

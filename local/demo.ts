@@ -6,12 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
 import { DynamoOrderStore } from '../adapters/dynamo-orders.ts';
 import { S3Store } from '../adapters/s3.ts';
 import { sendBodies } from '../adapters/sqs.ts';
 import type { HourAggregate } from '../shared/aggregate.ts';
+import { FinalizerRunSchema } from '../shared/finalizer.ts';
 import type { OrderView } from '../shared/order-state.ts';
-import { eventsChart, hourlyTable, ordersTable } from './render.ts';
+import { describeFinalizerRun, eventsChart, hourlyTable, ordersTable } from './render.ts';
 import type { LocalRuntime } from './runtime.ts';
 
 export const SEED_DIR = join(import.meta.dirname, '..', 'test', 'fixtures', 'seed-orders');
@@ -86,6 +88,18 @@ export const runDemo = async (runtime: LocalRuntime, io: DemoIo): Promise<DemoRe
   io.print(
     `drained ${queues.length} queues; crashes injected: ${runtime.crashes.join(', ') || 'none'}`,
   );
+
+  // The finalizer's rule runs every few minutes; the demo runs it once now, as the rule would.
+  const finalizer = runtime.stack.schedules.find((s) =>
+    s.functionLogicalId.startsWith('FinalizeHours'),
+  );
+  if (finalizer) {
+    const run = v.safeParse(
+      FinalizerRunSchema,
+      await runtime.runSchedule(finalizer.functionLogicalId),
+    );
+    if (run.success) io.print(describeFinalizerRun(run.output));
+  }
 
   const orders = await new DynamoOrderStore(runtime.clients.dynamo, table).listOrders();
   const hours = await new S3Store(runtime.clients.s3, bucket).listAggregates();

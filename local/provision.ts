@@ -68,6 +68,22 @@ export interface LocalEventSourceMapping {
   readonly enabled: boolean;
 }
 
+/** An EventBridge rule that runs a function on a fixed rate (`rate(5 minutes)`). */
+export interface LocalSchedule {
+  readonly logicalId: string;
+  readonly functionLogicalId: string;
+  readonly everySeconds: number;
+  readonly enabled: boolean;
+}
+
+/** `rate(5 minutes)` → 300; undefined for anything else (cron expressions are not run locally). */
+export const rateSeconds = (expression: unknown): number | undefined => {
+  const m = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(String(expression));
+  if (!m) return undefined;
+  const unit = m[2]?.startsWith('minute') ? 60 : m[2]?.startsWith('hour') ? 3600 : 86_400;
+  return Number(m[1]) * unit;
+};
+
 export interface ProvisionedStack {
   readonly stackName: string;
   readonly region: string;
@@ -76,6 +92,8 @@ export interface ProvisionedStack {
   readonly buckets: readonly { logicalId: string; name: string }[];
   readonly functions: readonly LocalFunction[];
   readonly mappings: readonly LocalEventSourceMapping[];
+  /** Scheduled rules targeting the stack's functions (rate expressions). */
+  readonly schedules: readonly LocalSchedule[];
   /** The stack outputs, resolved: what `cdk deploy` would print. */
   readonly outputs: Readonly<Record<string, string>>;
   /** Resource types that have no local meaning (IAM, alarms, log groups, policies…). */
@@ -369,6 +387,25 @@ export const provisionStack = async (
     });
   }
 
+  const schedules: LocalSchedule[] = [];
+  for (const [id, resource] of entries.filter(([, r]) => r.Type === 'AWS::Events::Rule')) {
+    const p = resource.Properties;
+    const everySeconds = rateSeconds(p.ScheduleExpression);
+    if (everySeconds === undefined) continue;
+    for (const target of Array.isArray(p.Targets) ? p.Targets : []) {
+      const functionLogicalId = referencesOf(asRecord(target).Arn).find((r) =>
+        functions.some((f) => f.logicalId === r),
+      );
+      if (functionLogicalId)
+        schedules.push({
+          logicalId: id,
+          functionLogicalId,
+          everySeconds,
+          enabled: p.State === undefined || p.State === 'ENABLED',
+        });
+    }
+  }
+
   const outputs: Record<string, string> = {};
   for (const [name, output] of Object.entries(template.Outputs)) {
     try {
@@ -381,9 +418,21 @@ export const provisionStack = async (
     ...PROVISIONED,
     'AWS::Lambda::Function',
     'AWS::Lambda::EventSourceMapping',
+    'AWS::Events::Rule',
   ]);
   const notEmulated = [
     ...new Set(entries.map(([, r]) => r.Type).filter((t) => !handled.has(t))),
   ].sort();
-  return { stackName, region, queues, tables, buckets, functions, mappings, outputs, notEmulated };
+  return {
+    stackName,
+    region,
+    queues,
+    tables,
+    buckets,
+    functions,
+    mappings,
+    schedules,
+    outputs,
+    notEmulated,
+  };
 };

@@ -1,6 +1,7 @@
 /** Terminal rendering shared by the CLI and the local demo: tables and a small bar chart. */
 import Table from 'cli-table3';
 import type { HourAggregate } from '../shared/aggregate.ts';
+import type { FinalizerRun } from '../shared/finalizer.ts';
 import type { OrderView } from '../shared/order-state.ts';
 
 /**
@@ -74,4 +75,19 @@ export const eventsChart = (
       return `${h.hour.slice(0, 13).replace('T', ' ')}h │${bar} ${h.events}`;
     })
     .join('\n');
+};
+
+/** One line for a finalizer run: the watermark, the hours it finalized, where it stopped. */
+export const describeFinalizerRun = (run: FinalizerRun): string => {
+  const watermark = run.watermark ? `watermark ${run.watermark}` : 'no watermark yet';
+  const hours = run.finalized.map((f) => `${f.hour} (rev ${f.revision})`).join(', ');
+  const held =
+    run.heldBy === 'pending-batch'
+      ? `, held at ${run.nextHour} by a batch in progress`
+      : run.heldBy === 'hours-per-run'
+        ? `, more from ${run.nextHour} next run`
+        : run.nextHour
+          ? `; ${run.nextHour} and later still open`
+          : '';
+  return `finalizer: ${watermark}; ${run.finalized.length ? `finalized ${hours}` : 'nothing to finalize'}${held}`;
 };

@@ -3,7 +3,7 @@
  * table and bucket provisioned from the template, and a poller per event source mapping that
  * invokes the bundled handler code in Lambda-like environments.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -32,6 +32,11 @@ export interface LocalRuntimeOptions {
   readonly logDir?: string;
   /** Told about every invocation. */
   readonly onBatch?: (fn: LocalFunction, report: BatchReport) => void;
+  /**
+   * Told about every run of a scheduled rule (its function's result, or the error it threw).
+   * Rules run on their rate, as EventBridge runs them; `runSchedule` runs one at once.
+   */
+  readonly onScheduled?: (fn: LocalFunction, outcome: { result?: unknown; error?: Error }) => void;
   /** Told about every call a function made through the edge that took effect (status < 300). */
   readonly onCall?: (call: EdgeCall, fn: LocalFunction) => void;
   readonly warn?: (message: string) => void;
@@ -74,6 +79,11 @@ export interface LocalRuntime {
   invoke(fn: string, event: unknown, log?: string[]): Promise<unknown>;
   /** Waits until every polled queue is empty with nothing in flight. */
   drain(options?: { timeoutMs?: number }): Promise<void>;
+  /**
+   * Runs a scheduled rule's function now, with the event EventBridge sends (by the function's
+   * logical id, its name, or a prefix of its logical id); resolves with its result.
+   */
+  runSchedule(fn: string): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -96,10 +106,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   const runtimeId = Math.random().toString(36).slice(2, 8).toUpperCase();
 
   const pollers = new Map<string, SqsPoller>();
+  const timers: NodeJS.Timeout[] = [];
   const logFiles = new Map<string, WriteStream>();
   const environments: LambdaEnvironment[] = [];
   let unregisterFunctions = () => {};
   const shutdown = async () => {
+    for (const timer of timers) clearInterval(timer);
     unregisterFunctions();
     await Promise.all([...pollers.values()].map((p) => p.stop()));
     await Promise.all(environments.map((e) => e.dispose()));
@@ -259,6 +271,41 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         idleDirect.set(fn.logicalId, idle);
       }
     };
+    /** EventBridge's scheduled event for a rule. */
+    const scheduledEvent = (ruleLogicalId: string) => ({
+      version: '0',
+      id: randomUUID(),
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      account: '000000000000',
+      time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      region: emulators.region,
+      resources: [`arn:aws:events:${emulators.region}:000000000000:rule/${ruleLogicalId}`],
+      detail: {},
+    });
+    const runRule = async (schedule: ProvisionedStack['schedules'][number]) => {
+      const fn = stack.functions.find((f) => f.logicalId === schedule.functionLogicalId);
+      if (!fn) throw new Error(`no function for rule ${schedule.logicalId}`);
+      try {
+        const result = await invoke(fn.logicalId, scheduledEvent(schedule.logicalId));
+        options.onScheduled?.(fn, { result });
+        return result;
+      } catch (error) {
+        options.onScheduled?.(fn, { error: error as Error });
+        throw error;
+      }
+    };
+    for (const schedule of stack.schedules.filter((s) => s.enabled)) {
+      // Like EventBridge: the first run one period after the rule exists; a failed run is not
+      // retried (the stack sets no retries), the next one comes on time.
+      const timer = setInterval(
+        () => void runRule(schedule).catch(() => undefined),
+        schedule.everySeconds * 1000,
+      );
+      timer.unref();
+      timers.push(timer);
+    }
+
     // The edge answers Lambda's API for this stack's functions until the runtime stops.
     unregisterFunctions = emulators.registerFunctions({
       region: emulators.region,
@@ -311,6 +358,14 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         );
       },
       invoke,
+      runSchedule: (name) => {
+        const schedule = stack.schedules.find((sch) => {
+          const fn = stack.functions.find((f) => f.logicalId === sch.functionLogicalId);
+          return fn && (fn.logicalId === name || fn.name === name || fn.logicalId.startsWith(name));
+        });
+        if (!schedule) throw new Error(`no scheduled rule runs ${name} in ${stack.stackName}`);
+        return runRule(schedule);
+      },
       stop: shutdown,
     };
   } catch (error) {

@@ -30,6 +30,8 @@ export interface StackCopy {
   readonly ingestEnvironment: Readonly<Record<string, string>>;
   /** The aggregate function's environment as deployed, plus the local endpoint. */
   readonly aggregateEnvironment: Readonly<Record<string, string>>;
+  /** The finalizer's environment as deployed, plus the local endpoint. */
+  readonly finalizeEnvironment: Readonly<Record<string, string>>;
 }
 
 /** The receives after which a queue sends a message to its DLQ (its redrive policy). */
@@ -89,5 +91,6 @@ export const provisionStackCopy = async (o: StackCopyOptions): Promise<StackCopy
     },
     ingestEnvironment: localEnvironment(o.endpoint, fn('IngestFunctionName')),
     aggregateEnvironment: localEnvironment(o.endpoint, fn('AggregateFunctionName')),
+    finalizeEnvironment: localEnvironment(o.endpoint, fn('FinalizeFunctionName')),
   };
 };

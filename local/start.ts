@@ -9,12 +9,15 @@ import { join, resolve } from 'node:path';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
+import * as v from 'valibot';
+import { FinalizerRunSchema } from '../shared/finalizer.ts';
 import { runDemo } from './demo.ts';
 import { JavaMissingError } from './dynamodb-local.ts';
 import { LOCAL_CREDENTIALS } from './emulators.ts';
 import { FauxqsPersistenceError } from './fauxqs-store.ts';
 import { claimInstance, type InstanceClaim, InstanceRunningError } from './instance.ts';
 import { KeptDataMismatchError } from './provision.ts';
+import { describeFinalizerRun } from './render.ts';
 import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
 import { readLocalState, writeLocalState } from './state.ts';
 import { assemblyIsFresh, synthesize } from './synth.ts';
@@ -129,6 +132,13 @@ try {
         logDir: join(stateDir, 'logs'),
         ...(options.persist ? { dataDir } : {}),
         warn: (message) => console.warn(`! ${message}`),
+        // What scheduled rules do as they run (the finalizer's hours, a failing run).
+        onScheduled: (fn, outcome) => {
+          if (outcome.error) console.warn(`! ${fn.logicalId} failed: ${outcome.error.message}`);
+          const run = v.safeParse(FinalizerRunSchema, outcome.result);
+          if (run.success && (run.output.finalized.length > 0 || run.output.heldBy))
+            console.log(`  ${describeFinalizerRun(run.output)}`);
+        },
         // A dead emulator cannot be replaced without losing what it held: say so and stop.
         onFailure: (message) => {
           console.error(

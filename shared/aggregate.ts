@@ -147,6 +147,10 @@ export const HourAggregateSchema = v.object({
   ),
   revision: v.pipe(v.number(), v.integer(), v.minValue(0)),
   computedAt: v.optional(v.string()),
+  final: v.optional(v.literal(true)),
+  finalizedAt: v.optional(v.string()),
+  amendments: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  amendedAt: v.optional(v.string()),
 });
 
 export type StoredHourAggregate = v.InferOutput<typeof HourAggregateSchema>;

@@ -48,6 +48,16 @@ const AggregateSchema = v.object({
   BUCKET_NAME: required,
 });
 
+const FinalizeSchema = v.object({
+  ...AwsSchema.entries,
+  TABLE_NAME: required,
+  BUCKET_NAME: required,
+  /** How far behind the latest applied event time the watermark stays (0–10,080 minutes). */
+  ALLOWED_LATENESS_MINUTES: v.optional(integer(0, 10_080), '120'),
+  /** Hours finalized per run at most; a backlog takes several runs. */
+  MAX_HOURS_PER_RUN: v.optional(integer(1, 10_000), '168'),
+});
+
 const TracingSchema = v.object({
   /**
    * Powertools' own switch, set to `true` by the stack on functions deployed with tracing
@@ -83,6 +93,14 @@ export interface AggregateConfig {
   readonly aws: AwsConfig;
   readonly tableName: string;
   readonly bucketName: string;
+}
+
+export interface FinalizeConfig {
+  readonly aws: AwsConfig;
+  readonly tableName: string;
+  readonly bucketName: string;
+  readonly allowedLatenessMinutes: number;
+  readonly maxHoursPerRun: number;
 }
 
 export interface WatchConfig {
@@ -125,6 +143,17 @@ export const loadIngestConfig = (env: Env): IngestConfig => {
 export const loadAggregateConfig = (env: Env): AggregateConfig => {
   const e = parse(AggregateSchema, env);
   return { aws: awsOf(e), tableName: e.TABLE_NAME, bucketName: e.BUCKET_NAME };
+};
+
+export const loadFinalizeConfig = (env: Env): FinalizeConfig => {
+  const e = parse(FinalizeSchema, env);
+  return {
+    aws: awsOf(e),
+    tableName: e.TABLE_NAME,
+    bucketName: e.BUCKET_NAME,
+    allowedLatenessMinutes: e.ALLOWED_LATENESS_MINUTES,
+    maxHoursPerRun: e.MAX_HOURS_PER_RUN,
+  };
 };
 
 export const loadWatchConfig = (env: Env): WatchConfig => {

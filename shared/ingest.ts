@@ -20,6 +20,7 @@ import { BatchConflictError, InvalidMessageError, type RejectReason } from './er
 import { rawArchiveKey } from './keys.ts';
 import { type OrderBatch, type OrderEvent, validateBatch } from './schema.ts';
 import { formatHour } from './time.ts';
+import type { EventClock } from './watermark.ts';
 
 /**
  * DynamoDB transactions hold 100 items: one is the ledger entry, one the totals item (the last
@@ -172,6 +173,8 @@ export interface Quarantine {
 
 export interface IngestPorts {
   readonly ledger: Ledger;
+  /** Where the latest applied event time is kept (the watermark's source). */
+  readonly clock: EventClock;
   readonly orders: OrderStore;
   readonly archive: RawArchive;
   readonly notifier: HourNotifier;
@@ -262,7 +265,9 @@ const claimAndApply = async (
       throw new BatchConflictError(plan.batch.batchId, claim.entry.digest, plan.digest);
     }
     if (isCommitted(claim.entry)) {
-      // Already applied (redelivery, redrive or replay): only make sure its hours get published.
+      // Already applied (redelivery, redrive or replay): only make sure its hours get published
+      // and the watermark knows its events (a crash may have come between).
+      await ports.clock.advance(plan.latestMs, claim.entry.receivedAtMs ?? receivedAtMs);
       await ports.notifier.notifyHours(plan.hours);
       return { kind: 'duplicate', plan };
     }
@@ -298,6 +303,8 @@ const claimAndApply = async (
     );
     completedHere = committed && last;
   }
+  // After the commit: the watermark never passes an hour ahead of the events that made it move.
+  await ports.clock.advance(plan.latestMs, firstReceived ?? receivedAtMs);
   await ports.notifier.notifyHours(plan.hours);
   if (!completedHere) return { kind: 'duplicate', plan };
   return {

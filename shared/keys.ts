@@ -14,6 +14,14 @@ export const hourOfObjectKey = (key: string): string | undefined => {
   return m ? `${m[1]}T${m[2]}:00:00Z` : undefined;
 };
 
+/**
+ * The consumer's index of final hours, one object per day, beside the hour objects but outside
+ * their key pattern (`hourOfObjectKey` never matches it, nor the Glue table's path projection).
+ */
+export const FINAL_INDEX_PREFIX = `${AGGREGATE_PREFIX}_final/`;
+/** `2026-10-01` → `aggregates/hourly/_final/date=2026-10-01.json` */
+export const dayIndexKey = (date: string) => `${FINAL_INDEX_PREFIX}date=${date}.json`;
+
 export const RAW_PREFIX = 'raw/';
 /**
  * Raw batches are filed under the hour of their earliest event: a pure function of the content,
@@ -21,6 +29,12 @@ export const RAW_PREFIX = 'raw/';
  */
 export const rawArchiveKey = (batchId: string, earliestHour: string) =>
   `${RAW_PREFIX}date=${earliestHour.slice(0, 10)}/hour=${earliestHour.slice(11, 13)}/${encodeURIComponent(batchId)}.json`;
+
+/** The hour a raw archive key is filed under (its batch's earliest event); undefined otherwise. */
+export const hourOfArchiveKey = (key: string): string | undefined => {
+  const m = /^raw\/date=(\d{4}-\d{2}-\d{2})\/hour=(\d{2})\//.exec(key);
+  return m ? `${m[1]}T${m[2]}:00:00Z` : undefined;
+};
 
 export const ARRIVAL_PREFIX = 'arrivals/';
 /**

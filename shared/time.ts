@@ -7,7 +7,7 @@
 const RFC3339 =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
-const MS_PER_HOUR = 3_600_000;
+export const MS_PER_HOUR = 3_600_000;
 
 export interface Instant {
   /** `2026-10-01T09:30:00.000000000Z`: sortable, exact. */

@@ -11,7 +11,7 @@ import type { AwsClients } from '../../adapters/clients.ts';
 import { touchesLedgerOf } from '../../adapters/dynamo.ts';
 import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
 import { S3Store } from '../../adapters/s3.ts';
-import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
+import { aggregateDependencies, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
 import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../../functions/ingest-orders.ts';
 import { adminClients } from '../../local/clients.ts';
@@ -54,6 +54,8 @@ export interface PassState {
 
 export interface PassMeasure {
   readonly writeUnits: number;
+  /** Of them, spent keeping the watermark. */
+  readonly watermarkWriteUnits: number;
   readonly readUnits: number;
   readonly requests: number;
   /** Write units billed for failed conditions, by operation (part of writeUnits). */
@@ -130,10 +132,9 @@ export const onceflowApproach = (endpoint: string, assemblyDir: string): Approac
     const s3Before = [...faults.calls.entries()]
       .filter(([site]) => site.includes(':aggregates'))
       .reduce((s, [, n]) => s + n, 0);
-    const aggregate = createAggregateHandler({
-      ports: aggregatorPorts(loadAggregateConfig(copy.aggregateEnvironment), clients),
-      quarantine: new S3Store(clients.s3, bucket),
-    });
+    const aggregate = createAggregateHandler(
+      aggregateDependencies(loadAggregateConfig(copy.aggregateEnvironment), clients),
+    );
     const invokeAggregate = requests.timed(aggregate, memoryOf(copy, 'AggregateFunctionName'));
     const { invocations } = await drainQueue({
       // The aggregate queue's event source mapping: its receives and deletes are billed too.

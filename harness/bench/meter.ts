@@ -6,7 +6,7 @@
  */
 import type { AttributeValue, ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import type { InitializeHandlerOptions, InitializeMiddleware, MetadataBearer } from '@smithy/types';
-import { itemBytes } from '../../adapters/dynamo-items.ts';
+import { itemBytes, watermarkKey } from '../../adapters/dynamo-items.ts';
 
 type Item = Record<string, AttributeValue>;
 type AnyClient = {
@@ -44,6 +44,8 @@ export class CapacityMeter {
   requests = 0;
   writeUnits = 0;
   readUnits = 0;
+  /** Of the write units, those spent keeping the watermark (its one item). */
+  watermarkWriteUnits = 0;
   /** Requests by operation, e.g. { PutItem: 120, TransactWriteItems: 40 }. */
   readonly byOperation = new Map<string, number>();
   /** Write units billed for failed conditions, by operation (included in writeUnits). */
@@ -53,6 +55,7 @@ export class CapacityMeter {
     this.requests = 0;
     this.writeUnits = 0;
     this.readUnits = 0;
+    this.watermarkWriteUnits = 0;
     this.byOperation.clear();
     this.failedConditionUnits.clear();
   }
@@ -62,6 +65,7 @@ export class CapacityMeter {
       requests: this.requests,
       writeUnits: this.writeUnits,
       readUnits: this.readUnits,
+      watermarkWriteUnits: this.watermarkWriteUnits,
       failedConditionUnits: Object.fromEntries(this.failedConditionUnits),
     };
   }
@@ -76,6 +80,7 @@ export class CapacityMeter {
         input.ReturnConsumedCapacity = 'INDEXES';
         this.requests++;
         this.byOperation.set(operation, (this.byOperation.get(operation) ?? 0) + 1);
+        const onWatermark = (input.Key as Item | undefined)?.pk?.S === watermarkKey.pk;
         try {
           const result = await next(args);
           const output = result.output as {
@@ -97,8 +102,10 @@ export class CapacityMeter {
             // are reported already doubled.
             const items = (input.TransactItems as unknown[]).length;
             this.writeUnits += Math.max(consumed - indexUnits, items) * 2 + indexUnits;
-          } else if (WRITES.has(operation)) this.writeUnits += consumed || 1;
-          else this.readUnits += consumed;
+          } else if (WRITES.has(operation)) {
+            this.writeUnits += consumed || 1;
+            if (onWatermark) this.watermarkWriteUnits += consumed || 1;
+          } else this.readUnits += consumed;
           return result;
         } catch (error) {
           const name = (error as Error).name;
@@ -106,10 +113,13 @@ export class CapacityMeter {
             // A failed condition still bills the write it would have made.
             const units = unitsFor(itemBytes((input.Item ?? input.Key) as Item));
             this.writeUnits += units;
-            this.failedConditionUnits.set(
-              operation,
-              (this.failedConditionUnits.get(operation) ?? 0) + units,
-            );
+            // The watermark's forward-only write losing to a later step is its own cost.
+            if (onWatermark) this.watermarkWriteUnits += units;
+            else
+              this.failedConditionUnits.set(
+                operation,
+                (this.failedConditionUnits.get(operation) ?? 0) + units,
+              );
           } else if (name === 'TransactionCanceledException') {
             this.writeUnits += 2 * (input.TransactItems as unknown[]).length;
           }

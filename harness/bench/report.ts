@@ -18,6 +18,7 @@ type Row = {
       doubleCountedEvents: number;
       staleOrders: number;
       conflictsReported?: number;
+      watermarkWriteUnitsPerEvent?: number;
       dollarsPerMillionEvents: {
         dynamodb: number;
         s3: number;
@@ -85,6 +86,9 @@ export const printReport = (report: Report): void => {
         `${ratio(once.writeUnitsPerEvent, rows.powertools?.writeUnitsPerEvent)} Powertools per message, ` +
         `${ratio(once.writeUnitsPerEvent, rows['powertools-per-event']?.writeUnitsPerEvent)} Powertools per event`,
     );
+    const watermark = once.passes.clean?.watermarkWriteUnitsPerEvent;
+    if (watermark !== undefined)
+      console.log(`of which the watermark: ${watermark} write units per event (clean pass)`);
   }
   const fnTable = new Table({
     head: [

@@ -9,7 +9,12 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../../adapters/clients.ts';
 import { S3Store } from '../../adapters/s3.ts';
-import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
+import {
+  aggregateDependencies,
+  aggregatorPorts,
+  ingestPorts,
+  ingestSettings,
+} from '../../adapters/wiring.ts';
 import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../../functions/ingest-orders.ts';
 import { adminClients } from '../../local/clients.ts';
@@ -99,10 +104,6 @@ export const buildWorld = async (
         ports: ingestPorts(ingestConfig, clients),
         settings: ingestSettings(ingestConfig),
       }),
-    newAggregator: () =>
-      createAggregateHandler({
-        ports: aggregatorPorts(aggregateConfig, clients),
-        quarantine: new S3Store(clients.s3, bucket),
-      }),
+    newAggregator: () => createAggregateHandler(aggregateDependencies(aggregateConfig, clients)),
   };
 };

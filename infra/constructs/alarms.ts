@@ -61,6 +61,10 @@ const PRODUCER_ALARMS: [metric: string, reason: string][] = [
     'a batch id was reused with other content: a producer reuses ids. The second content was not applied; `onceflow rejects --reason batch-conflict`.',
   ],
   [
+    'LateAfterFinal',
+    "an event arrived after its hour was final (later than allowedLatenessMinutes): it was applied and the hour republished with its amendments count raised. Producers deliver later than the lateness allows, or the lateness is too short for them; the hour object's amendments and amendedAt, and its day's index under aggregates/hourly/_final/, say which hours changed.",
+  ],
+  [
     'EventConflicts',
     'an event was re-sent with other content: a producer changes events under their id. The first content stands; `onceflow rejects --reason event-conflict --json` shows both.',
   ],

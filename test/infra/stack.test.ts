@@ -55,7 +55,7 @@ describe('the onceflow stack', () => {
     template.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
       { Runtime: 'nodejs24.x', Architectures: ['arm64'] },
-      3,
+      4,
     );
     template.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
@@ -68,7 +68,7 @@ describe('the onceflow stack', () => {
         },
         LoggingConfig: { LogGroup: Match.anyValue() },
       },
-      3,
+      4,
     );
     template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
   });
@@ -84,6 +84,33 @@ describe('the onceflow stack', () => {
         }),
       ],
     });
+  });
+
+  it('runs the finalizer every 5 minutes from an EventBridge rule, without retries, with the allowed lateness', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      State: 'ENABLED',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [logicalId(stack.finalizeHours.fn), 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 0 },
+        }),
+      ],
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Timeout: 120,
+      Environment: { Variables: Match.objectLike({ ALLOWED_LATENESS_MINUTES: '120' }) },
+    });
+    const tuned = synth({ allowedLatenessMinutes: '30', finalizeEveryMinutes: '15' });
+    tuned.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(15 minutes)',
+    });
+    tuned.template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ ALLOWED_LATENESS_MINUTES: '30' }) },
+    });
+    expect(() => readSettings((k) => ({ finalizeEveryMinutes: '0' })[k])).toThrow(
+      /finalizeEveryMinutes must be at least 1/,
+    );
   });
 
   it('turns on partial batch responses for both event source mappings, 10 messages an invocation, up to 10 at once', () => {
@@ -338,7 +365,7 @@ describe('the onceflow stack', () => {
       sorted([
         allow(['logs:CreateLogStream', 'logs:PutLogEvents'], [logs(stack.aggregate)]),
         allow([...consume], [arn(stack.aggregateQueue.queue)]),
-        allow(['dynamodb:Query'], [table]),
+        allow(['dynamodb:BatchGetItem', 'dynamodb:Query'], [table]),
         allow(
           ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'],
           [`${bucket}/aggregates/hourly/*`],
@@ -354,8 +381,32 @@ describe('the onceflow stack', () => {
         allow(['dynamodb:Query'], [`${table}/index/PendingBatches`]),
       ]),
     );
+    // The finalizer: the watermark, marks and cursor, the pending index, the hour objects.
+    expect(statementsOf(stack.finalizeHours)).toEqual(
+      sorted([
+        allow(['logs:CreateLogStream', 'logs:PutLogEvents'], [logs(stack.finalizeHours)]),
+        allow(
+          [
+            'dynamodb:BatchGetItem',
+            'dynamodb:GetItem',
+            'dynamodb:PutItem',
+            'dynamodb:Query',
+            'dynamodb:UpdateItem',
+          ],
+          [table],
+        ),
+        allow(['dynamodb:Query'], [`${table}/index/PendingBatches`]),
+        allow(
+          ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'],
+          [`${bucket}/aggregates/hourly/*`],
+        ),
+        allow(['s3:ListBucket'], [bucket], {
+          StringLike: { 's3:prefix': ['raw/*', 'aggregates/hourly/*'] },
+        }),
+      ]),
+    );
     // No managed policy: AWSLambdaBasicExecutionRole would allow log writes everywhere.
-    for (const fn of [stack.ingest, stack.aggregate, stack.watchPending]) {
+    for (const fn of [stack.ingest, stack.aggregate, stack.watchPending, stack.finalizeHours]) {
       const role = logicalId(fn.fn.role as unknown as { node: { defaultChild?: unknown } });
       expect(resources[role]?.Properties.ManagedPolicyArns).toBeUndefined();
     }
@@ -370,6 +421,8 @@ describe('the onceflow stack', () => {
       'AWS/Lambda/Errors',
       'AWS/Lambda/Errors',
       'AWS/Lambda/Errors',
+      'AWS/Lambda/Errors',
+      'AWS/Lambda/Throttles',
       'AWS/Lambda/Throttles',
       'AWS/Lambda/Throttles',
       'AWS/Lambda/Throttles',
@@ -379,6 +432,7 @@ describe('the onceflow stack', () => {
       'AWS/SQS/ApproximateNumberOfMessagesVisible',
       'onceflow/BatchConflicts',
       'onceflow/EventConflicts',
+      'onceflow/LateAfterFinal',
       'onceflow/OldestPendingBatchAge',
       'onceflow/RejectedMessages',
     ]);
@@ -392,14 +446,19 @@ describe('the onceflow stack', () => {
     });
     // The producer alarms read the functions' own metrics, where Powertools writes them, and
     // fire on one occurrence, each saying why it matters and what to run.
-    for (const name of ['RejectedMessages', 'BatchConflicts', 'EventConflicts']) {
+    for (const [name, pointer] of [
+      ['RejectedMessages', 'onceflow rejects'],
+      ['BatchConflicts', 'onceflow rejects'],
+      ['EventConflicts', 'onceflow rejects'],
+      ['LateAfterFinal', 'amendments'],
+    ]) {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Namespace: 'onceflow',
         MetricName: name,
         Dimensions: [{ Name: 'service', Value: 'onceflow' }],
         Statistic: 'Sum',
         Threshold: 1,
-        AlarmDescription: Match.stringLikeRegexp(`^${name}: .*onceflow rejects`),
+        AlarmDescription: Match.stringLikeRegexp(`^${name}: .*${pointer}`),
       });
     }
     template.resourcePropertiesCountIs(
@@ -412,7 +471,7 @@ describe('the onceflow stack', () => {
           }),
         },
       },
-      3,
+      4,
     );
     template.resourceCountIs('AWS::SNS::Topic', 0);
   });
@@ -472,7 +531,7 @@ describe('the onceflow stack', () => {
           Variables: Match.objectLike({ TABLE_NAME: 'onceflow-dev-restored-20261201' }),
         },
       },
-      3,
+      4,
     );
     expect(JSON.stringify(json.Outputs.TableName?.Value)).toContain(
       'onceflow-dev-restored-20261201',
@@ -517,8 +576,10 @@ describe('the onceflow stack', () => {
     // Every acknowledgement is in the report (full rule ids), each with its reason; the functions'
     // roles need none (no managed policy).
     const rules = (nag?.suppressedViolations ?? []).map((v) => v.ruleName.split('[')[0]).sort();
-    // One per object prefix: raw/, arrivals/ and rejects/ingest/; aggregates/ and rejects/aggregate/.
+    // One per object prefix: raw/, arrivals/ and rejects/ingest/; aggregates/ and rejects/aggregate/;
+    // the finalizer's aggregates/.
     expect(rules).toEqual([
+      'AwsSolutions-IAM5',
       'AwsSolutions-IAM5',
       'AwsSolutions-IAM5',
       'AwsSolutions-IAM5',
@@ -587,6 +648,7 @@ describe('stages and settings', () => {
       undefined,
       undefined,
       undefined,
+      undefined,
     ]);
     on.template.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
@@ -594,7 +656,7 @@ describe('stages and settings', () => {
         TracingConfig: { Mode: 'Active' },
         Environment: { Variables: Match.objectLike({ POWERTOOLS_TRACE_ENABLED: 'true' }) },
       },
-      3,
+      4,
     );
     // Each role gains exactly the two X-Ray calls, which take no resource but "*".
     const xray = Object.values(on.template.toJSON().Resources as Resources)
@@ -604,7 +666,7 @@ describe('stages and settings', () => {
       )
       .filter((st) => JSON.stringify(st.Action).includes('xray:'));
     expect(xray).toEqual(
-      Array(3).fill({
+      Array(4).fill({
         Effect: 'Allow',
         Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
         Resource: '*',
@@ -629,7 +691,7 @@ describe('stages and settings', () => {
       report.pluginReports[0]?.suppressedViolations.filter(
         (v) => v.ruleName === 'AwsSolutions-IAM5[Resource::*]',
       ),
-    ).toHaveLength(3);
+    ).toHaveLength(4);
   });
 
   it('rejects invalid context naming the key', () => {

@@ -122,6 +122,9 @@ describe('provisioning from the synthesized template', () => {
       reportBatchItemFailures: true,
       enabled: true,
     });
+    // The scheduled rules: the pending watcher and the finalizer, every 5 minutes.
+    expect(stack.schedules.map((s) => s.everySeconds)).toEqual([300, 300]);
+    expect(stack.notEmulated).not.toContain('AWS::Events::Rule');
     // The aggregate queue coalesces (aggregateWindowSeconds): FIFO, per group, delayed 2 s.
     const aggregate = stack.queues.find((q) => q.url === stack.outputs.AggregateQueueUrl);
     expect(aggregate?.url).toMatch(/\.fifo$/);

@@ -13,7 +13,13 @@ import type { AwsClients } from '../../adapters/clients.ts';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
 import { S3Store } from '../../adapters/s3.ts';
-import { aggregatorPorts, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
+import {
+  aggregateDependencies,
+  finalizerPorts,
+  finalizerSettings,
+  ingestPorts,
+  ingestSettings,
+} from '../../adapters/wiring.ts';
 import { verify } from '../../cli/commands/reconcile.ts';
 import type { Target } from '../../cli/target.ts';
 import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
@@ -25,9 +31,10 @@ import { snapshotTable } from '../../local/snapshot.ts';
 import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import { drainQueue } from '../../local/sqs-poller.ts';
 import { provisionStackCopy } from '../../local/stack-copy.ts';
-import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
+import { loadAggregateConfig, loadFinalizeConfig, loadIngestConfig } from '../../shared/config.ts';
+import { finalizeHours } from '../../shared/finalizer.ts';
 import type { IngestPorts } from '../../shared/ingest.ts';
-import { AGGREGATE_PREFIX, REJECT_PREFIX } from '../../shared/keys.ts';
+import { AGGREGATE_PREFIX, hourOfObjectKey, REJECT_PREFIX } from '../../shared/keys.ts';
 import type { OrderView } from '../../shared/order-state.ts';
 
 import { uniqueName } from './names.ts';
@@ -122,13 +129,22 @@ export const stateViews = (admin: AwsClients, tableName: string, bucketName: str
     return JSON.parse((await out.Body?.transformToString()) ?? 'null');
   };
 
-  /** The published hour objects, as stored (with revision and computedAt). */
+  /** An object's text; undefined when there is none. */
+  const readText = (key: string) => new S3Store(admin.s3, bucketName).getText(key);
+
+  /** The published hour objects, as stored (with revision, computedAt and lifecycle). */
   const hourObjects = async () =>
     Promise.all(
-      (await listKeys(AGGREGATE_PREFIX)).map(async (key) => ({
-        key,
-        body: (await readJson(key)) as HourView & { revision: number },
-      })),
+      (await listKeys(AGGREGATE_PREFIX))
+        .filter((key) => hourOfObjectKey(key) !== undefined)
+        .map(async (key) => ({
+          key,
+          body: (await readJson(key)) as HourView & {
+            revision: number;
+            final?: true;
+            amendments?: number;
+          },
+        })),
     );
 
   /** The published hours in the shape of expected-hourly.json. */
@@ -174,6 +190,7 @@ export const stateViews = (admin: AwsClients, tableName: string, bucketName: str
     orders,
     hourly,
     hourObjects,
+    readText,
     rejects,
     listKeys,
     tableItems,
@@ -207,12 +224,15 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
   };
   let now = Date.now;
   const ports: IngestPorts = { ...ingestPorts(ingestConfig, clients), now: () => now() };
-  const s3Store = new S3Store(clients.s3, bucketName);
   const ingestHandler = createIngestHandler({ ports, settings: ingestSettings(ingestConfig) });
-  const aggregateHandler = createAggregateHandler({
-    ports: aggregatorPorts(aggregateConfig, clients),
-    quarantine: s3Store,
-  });
+  const aggregateHandler = createAggregateHandler(aggregateDependencies(aggregateConfig, clients));
+  const finalizeConfig = loadFinalizeConfig({ ...copy.finalizeEnvironment, ...options.env });
+  /** One run of the finalizer, as its scheduled rule starts it (on the pipeline's clock). */
+  const finalize = () =>
+    finalizeHours(
+      { ...finalizerPorts(finalizeConfig, clients), now: () => now() },
+      finalizerSettings(finalizeConfig),
+    );
 
   /** Invokes the ingest function once with these messages as one SQS batch. */
   const ingest = async (deliveries: readonly Delivery[]): Promise<SQSBatchResponse> => {
@@ -260,6 +280,7 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
     deliverUntilDone,
     drainAggregates,
     sendToAggregateQueue,
+    finalize,
     ...views,
     setClock: (clock: () => number) => {
       now = clock;

@@ -1,0 +1,235 @@
+import { randomUUID } from 'node:crypto';
+import * as v from 'valibot';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
+import { sendBodies } from '../../adapters/sqs.ts';
+import type { FaultKind } from '../../harness/faults.ts';
+import { type Emulators, startEmulators } from '../../local/emulators.ts';
+import { startLocalRuntime } from '../../local/runtime.ts';
+import { FinalizerRunSchema } from '../../shared/finalizer.ts';
+import { dayIndexKey } from '../../shared/keys.ts';
+import { DEADLINE_MS } from '../support/deadlines.ts';
+import { uniqueName } from '../support/names.ts';
+import { createPipeline, type Pipeline, stateViews } from '../support/pipeline.ts';
+
+const DAY = '2026-10-01';
+const H09 = `${DAY}T09:00:00Z`;
+const H10 = `${DAY}T10:00:00Z`;
+
+/** A batch of `placed` USD events at these times (minutes past midnight UTC, 1.00 each). */
+const batch = (...times: string[]) => {
+  const batchId = `b-${randomUUID()}`;
+  return JSON.stringify({
+    batchId,
+    events: times.map((t, i) => ({
+      eventId: `${batchId}-${i}`,
+      orderId: `o-${batchId}-${i}`,
+      customerId: 'c-1',
+      status: 'placed',
+      amount: '1.00',
+      currency: 'USD',
+      eventTime: `${DAY}T${t}:00Z`,
+    })),
+  });
+};
+
+const apply = async (p: Pipeline, ...bodies: string[]) => {
+  await p.deliverUntilDone(bodies);
+  await p.drainAggregates();
+};
+
+const objectOf = async (p: Pipeline, hour: string) =>
+  (await p.hourObjects()).find((o) => o.body.hour === hour)?.body as
+    | (Record<string, unknown> & { events: number; revision: number })
+    | undefined;
+
+const dayIndex = async (p: Pipeline) => {
+  const text = await p.readText(dayIndexKey(DAY));
+  return text === undefined
+    ? undefined
+    : (JSON.parse(text) as { hours: { hour: string; amendments: number; events: number }[] });
+};
+
+describe('finished hours (allowedLatenessMinutes 120)', () => {
+  it('finalizes an hour once the watermark passes its end, not before, and lists it in its day’s index', async () => {
+    const p = await createPipeline();
+    await apply(p, batch('09:10', '09:40'));
+    // Latest event 09:40: the watermark (07:30) is before 09:00's end.
+    expect((await p.finalize()).finalized).toEqual([]);
+    expect(await objectOf(p, H09)).not.toHaveProperty('final');
+    expect(await dayIndex(p)).toBeUndefined();
+
+    await apply(p, batch('12:40'));
+    // Latest event 12:40 (step 12:30): the watermark is 10:30, past 09:00's end, not 10:00's.
+    const run = await p.finalize();
+    expect(run.watermark).toBe(`${DAY}T10:30:00.000Z`);
+    expect(run.finalized.map((f) => [f.hour, f.events])).toEqual([[H09, 2]]);
+    expect(run.nextHour).toBe(H10);
+    expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 2 });
+    expect(await objectOf(p, H09)).toHaveProperty('finalizedAt');
+    expect(await objectOf(p, `${DAY}T12:00:00Z`)).not.toHaveProperty('final');
+    expect((await dayIndex(p))?.hours).toEqual([
+      { hour: H09, revision: (await objectOf(p, H09))?.revision, events: 2, amendments: 0 },
+    ]);
+    // Nothing more to do until the watermark moves.
+    expect((await p.finalize()).finalized).toEqual([]);
+  });
+
+  it('applies an event later than final once, republishing the hour with its amendments raised', async () => {
+    const p = await createPipeline();
+    await apply(p, batch('09:10'), batch('12:40'));
+    await p.finalize();
+    const late = batch('09:55');
+    await apply(p, late);
+    const amended = await objectOf(p, H09);
+    expect(amended).toMatchObject({ final: true, amendments: 1, events: 2 });
+    expect(amended).toHaveProperty('amendedAt');
+    expect((await dayIndex(p))?.hours).toEqual([
+      { hour: H09, revision: amended?.revision, events: 2, amendments: 1 },
+    ]);
+    // The same late batch again changes nothing: no second amendment.
+    await apply(p, late);
+    expect(await objectOf(p, H09)).toMatchObject({ amendments: 1, events: 2 });
+  });
+
+  it('finalizes an hour without events too, and counts its first late event as an amendment', async () => {
+    const p = await createPipeline();
+    await apply(p, batch('09:10'), batch('13:40'));
+    // Watermark 11:30: 09:00 and the empty 10:00 are final.
+    expect((await p.finalize()).finalized.map((f) => [f.hour, f.events])).toEqual([
+      [H09, 1],
+      [H10, 0],
+    ]);
+    expect(await objectOf(p, H10)).toBeUndefined();
+    expect((await dayIndex(p))?.hours.map((h) => [h.hour, h.events])).toEqual([
+      [H09, 1],
+      [H10, 0],
+    ]);
+    await apply(p, batch('10:05'));
+    expect(await objectOf(p, H10)).toMatchObject({ final: true, amendments: 1, events: 1 });
+  });
+
+  it('holds back the hours a batch in progress may touch until it commits', async () => {
+    const p = await createPipeline();
+    await apply(p, batch('09:10'), batch('12:40'));
+    // A batch of 09:20 crashes before its commit: claimed, pending.
+    p.faults.add({ site: 'TransactWriteItems', kind: 'crash-before' });
+    const stuck = batch('09:20');
+    const failed = await p.ingest([{ body: stuck, messageId: 'm-stuck' }]);
+    expect(failed.batchItemFailures).toHaveLength(1);
+    const held = await p.finalize();
+    expect(held).toMatchObject({ finalized: [], heldBy: 'pending-batch', nextHour: H09 });
+    expect(await objectOf(p, H09)).not.toHaveProperty('final');
+
+    await apply(p, stuck);
+    const run = await p.finalize();
+    expect(run.finalized.map((f) => [f.hour, f.events])).toEqual([[H09, 2]]);
+    expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 2 });
+  });
+
+  it('finalizes once when two runs overlap', async () => {
+    const p = await createPipeline();
+    await apply(p, batch('09:10'), batch('12:40'));
+    const runs = await Promise.all([p.finalize(), p.finalize()]);
+    expect(runs.flatMap((r) => r.finalized.map((f) => f.hour)).sort()).toEqual([H09, H09]);
+    expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 1 });
+    expect((await dayIndex(p))?.hours.map((h) => h.hour)).toEqual([H09]);
+    expect((await p.finalize()).finalized).toEqual([]);
+  });
+});
+
+/** The finalizer's side effects, each told apart by what it writes. */
+const FINALIZER_STEPS: { name: string; site: string; when?: (input: unknown) => boolean }[] = [
+  { name: 'the final mark', site: 'PutItem:other' },
+  {
+    name: 'the hour object',
+    site: 'PutObject:aggregates',
+    when: (input) => !JSON.stringify(input).includes('_final/'),
+  },
+  {
+    name: 'the final revision',
+    site: 'UpdateItem',
+    when: (input) => JSON.stringify(input).includes('finalRevision'),
+  },
+  {
+    name: 'the day index',
+    site: 'PutObject:aggregates',
+    when: (input) => JSON.stringify(input).includes('_final/'),
+  },
+  {
+    name: 'the cursor',
+    site: 'UpdateItem',
+    when: (input) => JSON.stringify(input).includes('nextHour'),
+  },
+];
+
+describe.concurrent('a crash at every step of the finalizer', () => {
+  const cases = FINALIZER_STEPS.flatMap((step) =>
+    (['crash-before', 'crash-after'] as FaultKind[]).map((kind) => ({ ...step, kind })),
+  );
+  it.each(cases)(
+    'leaves no hour wrongly final and the next run completes it when $name has $kind',
+    async ({ site, kind, when }) => {
+      const p = await createPipeline();
+      await apply(p, batch('09:10'), batch('10:20'), batch('13:40'));
+      p.faults.add({ site, kind, ...(when ? { when } : {}) });
+      await expect(p.finalize()).rejects.toThrow();
+      expect(p.faults.fired).toHaveLength(1);
+      // Whatever is final is an hour the watermark (11:30) has passed.
+      for (const { body } of await p.hourObjects())
+        if (body.final) expect([H09, H10]).toContain(body.hour);
+
+      await p.finalize();
+      for (const hour of [H09, H10])
+        expect(await objectOf(p, hour)).toMatchObject({ final: true, amendments: 0, events: 1 });
+      expect(await objectOf(p, `${DAY}T13:00:00Z`)).not.toHaveProperty('final');
+      expect((await dayIndex(p))?.hours.map((h) => [h.hour, h.amendments])).toEqual([
+        [H09, 0],
+        [H10, 0],
+      ]);
+      expect((await p.finalize()).finalized).toEqual([]);
+    },
+  );
+});
+
+describe('the finalizer in the local runtime', () => {
+  let emulators: Emulators | undefined;
+  beforeAll(async () => {
+    emulators = await startEmulators();
+  });
+  afterAll(async () => {
+    await emulators?.stop();
+  });
+
+  it('runs the template’s scheduled rules, and the finalizer’s run finalizes the hours its watermark passed', async () => {
+    if (!emulators) throw new Error('no emulators');
+    const runtime = await startLocalRuntime({
+      assemblyDir: inject('assembly').assemblyDir,
+      emulators,
+      localStackName: uniqueName('final'),
+    });
+    onTestFinished(() => runtime.stop());
+    const rules = runtime.stack.schedules.map((s) => [
+      runtime.stack.functions
+        .find((f) => f.logicalId === s.functionLogicalId)
+        ?.logicalId.split('Function')[0],
+      s.everySeconds,
+    ]);
+    expect(rules.sort()).toEqual([
+      ['FinalizeHours', 300],
+      ['WatchPending', 300],
+    ]);
+    const { refused } = await sendBodies(
+      runtime.clients.sqs,
+      runtime.stack.outputs.OrdersQueueUrl ?? '',
+      [batch('09:10', '09:40'), batch('12:40')],
+    );
+    expect(refused).toEqual([]);
+    await runtime.drain({ timeoutMs: DEADLINE_MS });
+    const run = v.parse(FinalizerRunSchema, await runtime.runSchedule('FinalizeHours'));
+    expect(run.finalized.map((f) => [f.hour, f.events])).toEqual([[H09, 2]]);
+    const { outputs } = runtime.stack;
+    const views = stateViews(runtime.clients, outputs.TableName ?? '', outputs.BucketName ?? '');
+    const objects = await views.hourObjects();
+    expect(objects.find((o) => o.body.hour === H09)?.body).toMatchObject({ final: true });
+  });
+});
