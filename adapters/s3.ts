@@ -19,12 +19,14 @@ import {
   AGGREGATE_PREFIX,
   arrivalKey,
   dayIndexKey,
+  FINAL_INDEX_PREFIX,
   hourObjectKey,
   hourOfArchiveKey,
   hourOfObjectKey,
   RAW_PREFIX,
   rejectKey,
 } from '../shared/keys.ts';
+import type { HourLifecycle } from '../shared/lifecycle.ts';
 import {
   isConditionalConflict,
   isNotFound,
@@ -213,12 +215,29 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
 
   /** The published hour objects (those that hold a valid aggregate), sorted by hour. */
   async listAggregates(): Promise<HourAggregate[]> {
+    return (await this.listHourObjects()).map((o) => o.aggregate);
+  }
+
+  /** The published hour objects with their lifecycle, sorted by hour. */
+  async listHourObjects(): Promise<{ aggregate: HourAggregate; lifecycle: HourLifecycle }[]> {
     const hours = (await this.listKeys(AGGREGATE_PREFIX)).flatMap((key) => {
       const hour = hourOfObjectKey(key);
       return hour ? [hour] : [];
     });
     const stored = await Promise.all(hours.map((hour) => this.get(hour)));
-    return stored.flatMap((s) => (s?.aggregate ? [s.aggregate] : []));
+    return stored.flatMap((s) =>
+      s?.aggregate ? [{ aggregate: s.aggregate, lifecycle: s.lifecycle }] : [],
+    );
+  }
+
+  /** The day indexes of final hours, sorted by date (those that hold a valid index). */
+  async listDayIndexes(): Promise<DayIndex[]> {
+    const dates = (await this.listKeys(FINAL_INDEX_PREFIX)).flatMap((key) => {
+      const m = /date=(\d{4}-\d{2}-\d{2})\.json$/.exec(key);
+      return m?.[1] ? [m[1]] : [];
+    });
+    const stored = await Promise.all(dates.map((date) => this.getDayIndex(date)));
+    return stored.flatMap((s) => (s?.index ? [s.index] : []));
   }
 
   async getDayIndex(

@@ -9,6 +9,7 @@ import { register as chaosCommand } from './commands/chaos.ts';
 import { register as drainCommand } from './commands/drain.ts';
 import { register as drillCommand } from './commands/drill.ts';
 import { register as generateCommand } from './commands/generate.ts';
+import { register as hoursCommand } from './commands/hours.ts';
 import { register as localCommand } from './commands/local.ts';
 import { register as logsCommand } from './commands/logs.ts';
 import { register as ordersCommand } from './commands/orders.ts';
@@ -26,6 +27,7 @@ for (const register of [
   drainCommand,
   drillCommand,
   generateCommand,
+  hoursCommand,
   localCommand,
   logsCommand,
   ordersCommand,

@@ -14,6 +14,7 @@ import type { Construct, IConstruct } from 'constructs';
 import { PipelineAlarms } from './constructs/alarms.ts';
 import { PipelineDashboard } from './constructs/dashboard.ts';
 import { DataBucket } from './constructs/data-bucket.ts';
+import { HourlyTable } from './constructs/hourly-table.ts';
 import { OrderTable } from './constructs/order-table.ts';
 import { QueueWithDlq } from './constructs/queue-with-dlq.ts';
 import { ScheduledFunction } from './constructs/scheduled-function.ts';
@@ -68,6 +69,7 @@ export class OnceflowStack extends Stack {
   readonly dashboard: PipelineDashboard;
   readonly watchPending: ScheduledFunction;
   readonly finalizeHours: ScheduledFunction;
+  readonly hourlyTable: HourlyTable;
 
   constructor(scope: Construct, id: string, props: OnceflowStackProps) {
     super(scope, id, props);
@@ -277,6 +279,10 @@ export class OnceflowStack extends Stack {
       }),
     );
 
+    // Athena reads the hour objects where they are: `SELECT … FROM onceflow_hourly WHERE date = …`.
+    // (The prefix is shared/keys.ts' AGGREGATE_PREFIX; infra/ imports no code, a test pins it.)
+    this.hourlyTable = new HourlyTable(this, 'Hourly', { bucket, prefix: 'aggregates/hourly/' });
+
     this.alarms = new PipelineAlarms(this, 'Alarms', {
       queues: { orders: this.ordersQueue, aggregate: this.aggregateQueue },
       functions: {
@@ -310,6 +316,8 @@ export class OnceflowStack extends Stack {
       IngestFunctionName: this.ingest.fn.functionName,
       AggregateFunctionName: this.aggregate.fn.functionName,
       FinalizeFunctionName: this.finalizeHours.fn.functionName,
+      GlueDatabase: this.hourlyTable.databaseName,
+      GlueTable: this.hourlyTable.tableName,
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
 

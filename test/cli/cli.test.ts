@@ -100,6 +100,25 @@ describe('onceflow against the local stack', () => {
     const table = await s.cli('orders');
     expect(table.stdout).toMatch(/1001\s+│ C01\s+│ paid/);
     expect((await s.cli('verify')).stdout).toContain('4 hours checked, 0 differences');
+
+    // The finalizer's rule runs: the latest event is 12:40, so the watermark (10:30) has passed
+    // 09:00's end only.
+    await s.runtime.runSchedule('FinalizeHours');
+    const hours = JSON.parse((await s.cli('hours', '--json')).stdout) as {
+      hour: string;
+      state: string;
+      amendments: number;
+    }[];
+    expect(hours.map((h) => [h.hour.slice(11, 13), h.state, h.amendments])).toEqual([
+      ['09', 'final', 0],
+      ['10', 'open', 0],
+      ['11', 'open', 0],
+      ['12', 'open', 0],
+    ]);
+    expect((await s.cli('hours')).stdout).toContain('4 hours: 3 open, 1 final, 0 amended');
+    const final = JSON.parse((await s.cli('aggregates', '--final-only', '--json')).stdout);
+    expect(final.map((h: { hour: string }) => h.hour)).toEqual(['2026-10-01T09:00:00Z']);
+    expect((await s.cli('verify')).stdout).toContain('4 hours checked, 0 differences');
   });
 
   it('changes nothing when the whole archive is replayed', async () => {
@@ -680,6 +699,7 @@ describe('onceflow errors and help', () => {
       ['drain'],
       ['orders'],
       ['aggregates'],
+      ['hours'],
       ['rejects'],
       ['replay', 'dlq'],
       ['replay', 'archive'],

@@ -20,6 +20,7 @@ import type { ScheduledFunction } from '../../infra/constructs/scheduled-functio
 import { SqsFunction } from '../../infra/constructs/sqs-function.ts';
 import { OnceflowStack, type OnceflowStackProps } from '../../infra/onceflow-stack.ts';
 import { readSettings } from '../../infra/settings.ts';
+import { AGGREGATE_PREFIX, hourObjectKey } from '../../shared/keys.ts';
 
 const synth = (context: Record<string, unknown> = {}, extra: Partial<OnceflowStackProps> = {}) => {
   const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'onceflow-cdk-')), context });
@@ -111,6 +112,42 @@ describe('the onceflow stack', () => {
     expect(() => readSettings((k) => ({ finalizeEveryMinutes: '0' })[k])).toThrow(
       /finalizeEveryMinutes must be at least 1/,
     );
+  });
+
+  it('describes the hour objects to Athena: a Glue table over aggregates/hourly/ with date partition projection', () => {
+    template.hasResourceProperties('AWS::Glue::Database', { DatabaseInput: { Name: 'test' } });
+    template.hasResourceProperties('AWS::Glue::Table', {
+      DatabaseName: 'test',
+      TableInput: Match.objectLike({
+        Name: 'onceflow_hourly',
+        TableType: 'EXTERNAL_TABLE',
+        PartitionKeys: [{ Name: 'date', Type: 'string' }],
+        Parameters: Match.objectLike({
+          classification: 'json',
+          'projection.enabled': 'true',
+          'projection.date.type': 'date',
+          'projection.date.format': 'yyyy-MM-dd',
+          'projection.date.range': '2020-01-01,NOW',
+          'projection.date.interval': '1',
+          'projection.date.interval.unit': 'DAYS',
+        }),
+        StorageDescriptor: Match.objectLike({
+          InputFormat: 'org.apache.hadoop.mapred.TextInputFormat',
+          SerdeInfo: {
+            SerializationLibrary: 'org.openx.data.jsonserde.JsonSerDe',
+            Parameters: { 'case.insensitive': 'TRUE' },
+          },
+        }),
+      }),
+    });
+    // The location and the path template follow the hour objects' keys (shared/keys.ts).
+    const table = Object.values(resources).find((r) => r.Type === 'AWS::Glue::Table');
+    const input = JSON.stringify(table?.Properties.TableInput);
+    expect(input).toContain(`"/${AGGREGATE_PREFIX}date=\${date}/"`);
+    expect(hourObjectKey('2026-10-01T09:00:00Z')).toBe(
+      `${AGGREGATE_PREFIX}date=2026-10-01/hour=09.json`,
+    );
+    expect(input).not.toContain('_final');
   });
 
   it('turns on partial batch responses for both event source mappings, 10 messages an invocation, up to 10 at once', () => {

@@ -1,0 +1,86 @@
+/**
+ * `onceflow hours`: each hour's lifecycle as consumers see it — open, final, or amended after
+ * final — with its revision, events and amendments, from the hour objects and the day indexes
+ * (an hour without events is listed once it is final).
+ */
+import Table from 'cli-table3';
+import type { Command } from 'commander';
+import { S3Store } from '../../adapters/s3.ts';
+import { type HourState, stateOf } from '../../shared/lifecycle.ts';
+import { json, run, target } from '../program.ts';
+import { parseInterval } from './interval.ts';
+
+export interface HourRow {
+  readonly hour: string;
+  readonly state: HourState;
+  readonly revision: number;
+  readonly events: number;
+  readonly amendments: number;
+  readonly finalizedAt?: string;
+  readonly amendedAt?: string;
+}
+
+/** Every hour with an object, and every final hour without events, sorted by hour. */
+export const listHours = async (store: S3Store): Promise<HourRow[]> => {
+  const rows = new Map<string, HourRow>();
+  for (const { aggregate, lifecycle } of await store.listHourObjects()) {
+    rows.set(aggregate.hour, {
+      hour: aggregate.hour,
+      state: stateOf(lifecycle),
+      revision: aggregate.revision,
+      events: aggregate.events,
+      amendments: lifecycle.amendments ?? 0,
+      ...(lifecycle.finalizedAt ? { finalizedAt: lifecycle.finalizedAt } : {}),
+      ...(lifecycle.amendedAt ? { amendedAt: lifecycle.amendedAt } : {}),
+    });
+  }
+  for (const index of await store.listDayIndexes())
+    for (const h of index.hours)
+      if (!rows.has(h.hour))
+        rows.set(h.hour, { hour: h.hour, state: 'final', revision: 0, events: 0, amendments: 0 });
+  return [...rows.values()].sort((a, b) => (a.hour < b.hour ? -1 : 1));
+};
+
+export const register = (program: Command): void => {
+  program
+    .command('hours')
+    .description('each hour’s state (open, final, amended), revision, events and amendments')
+    .option('--from <time>', 'first hour (inclusive)')
+    .option('--to <time>', 'end hour (exclusive)')
+    .option('--json', 'print JSON sorted by hour')
+    .addHelpText('after', '\nExample:\n  npx onceflow hours --from 2026-10-01 --to 2026-10-02')
+    .action(
+      run(async (o: { from?: string; to?: string; json?: boolean }) => {
+        const interval = parseInterval(o.from, o.to, false);
+        const t = await target();
+        const rows = (await listHours(new S3Store(t.clients.s3, t.output('BucketName')))).filter(
+          (r) => {
+            const ms = Date.parse(r.hour);
+            return !interval || (ms >= interval.fromMs && ms < interval.toMs);
+          },
+        );
+        if (o.json) {
+          json(rows);
+          return 0;
+        }
+        const table = new Table({
+          head: ['hour (UTC)', 'state', 'revision', 'events', 'amendments', 'finalized at'],
+          style: { head: [], border: [], compact: true },
+        });
+        for (const r of rows)
+          table.push([
+            r.hour,
+            r.state,
+            String(r.revision),
+            String(r.events),
+            String(r.amendments),
+            r.finalizedAt ?? '',
+          ]);
+        const count = (s: HourState) => rows.filter((r) => r.state === s).length;
+        console.log(
+          `${table.toString()}\n${rows.length} hours: ${count('open')} open, ${count('final')} final, ${count('amended')} amended`,
+        );
+        return 0;
+      }),
+    );
+};
