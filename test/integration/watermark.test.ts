@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, inject, it } from 'vitest';
-import { DynamoEventClock } from '../../adapters/dynamo.ts';
+import { DynamoEventClock } from '../../adapters/dynamo-hours.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { watermarkStepOf } from '../../shared/watermark.ts';
 import { seedBatches } from '../support/fixtures.ts';
