@@ -27,6 +27,14 @@ import {
   resolve,
   type StackTemplate,
 } from './template.ts';
+import {
+  eventSourceMappings,
+  type LocalEventSourceMapping,
+  type LocalSchedule,
+  scheduledRules,
+} from './triggers.ts';
+
+export type { LocalEventSourceMapping, LocalSchedule } from './triggers.ts';
 
 export const LOCAL_ACCOUNT = '000000000000';
 
@@ -55,34 +63,6 @@ export interface LocalFunction {
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
 }
-
-export interface LocalEventSourceMapping {
-  readonly logicalId: string;
-  readonly functionLogicalId: string;
-  readonly queueLogicalId: string;
-  readonly batchSize: number;
-  readonly batchingWindowSeconds: number;
-  /** Undefined: no cap beyond the local default. */
-  readonly maxConcurrency: number | undefined;
-  readonly reportBatchItemFailures: boolean;
-  readonly enabled: boolean;
-}
-
-/** An EventBridge rule that runs a function on a fixed rate (`rate(5 minutes)`). */
-export interface LocalSchedule {
-  readonly logicalId: string;
-  readonly functionLogicalId: string;
-  readonly everySeconds: number;
-  readonly enabled: boolean;
-}
-
-/** `rate(5 minutes)` → 300; undefined for anything else (cron expressions are not run locally). */
-export const rateSeconds = (expression: unknown): number | undefined => {
-  const m = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(String(expression));
-  if (!m) return undefined;
-  const unit = m[2]?.startsWith('minute') ? 60 : m[2]?.startsWith('hour') ? 3600 : 86_400;
-  return Number(m[1]) * unit;
-};
 
 export interface ProvisionedStack {
   readonly stackName: string;
@@ -356,55 +336,15 @@ export const provisionStack = async (
     });
   }
 
-  const queueByArnRef = (value: unknown): string | undefined => {
-    const refs = referencesOf(value);
-    return refs.find((r) => queues.some((q) => q.logicalId === r));
-  };
-  const mappings: LocalEventSourceMapping[] = [];
-  for (const [id, resource] of entries.filter(
-    ([, r]) => r.Type === 'AWS::Lambda::EventSourceMapping',
-  )) {
-    const p = resource.Properties;
-    const queueLogicalId = queueByArnRef(p.EventSourceArn);
-    const functionLogicalId = referencesOf(p.FunctionName).find((r) =>
-      functions.some((f) => f.logicalId === r),
-    );
-    if (!queueLogicalId || !functionLogicalId) continue;
-    mappings.push({
-      logicalId: id,
-      functionLogicalId,
-      queueLogicalId,
-      batchSize: Number(p.BatchSize ?? 10),
-      batchingWindowSeconds: Number(p.MaximumBatchingWindowInSeconds ?? 0),
-      maxConcurrency:
-        asRecord(p.ScalingConfig).MaximumConcurrency === undefined
-          ? undefined
-          : Number(asRecord(p.ScalingConfig).MaximumConcurrency),
-      reportBatchItemFailures:
-        Array.isArray(p.FunctionResponseTypes) &&
-        p.FunctionResponseTypes.includes('ReportBatchItemFailures'),
-      enabled: p.Enabled !== false,
-    });
-  }
-
-  const schedules: LocalSchedule[] = [];
-  for (const [id, resource] of entries.filter(([, r]) => r.Type === 'AWS::Events::Rule')) {
-    const p = resource.Properties;
-    const everySeconds = rateSeconds(p.ScheduleExpression);
-    if (everySeconds === undefined) continue;
-    for (const target of Array.isArray(p.Targets) ? p.Targets : []) {
-      const functionLogicalId = referencesOf(asRecord(target).Arn).find((r) =>
-        functions.some((f) => f.logicalId === r),
-      );
-      if (functionLogicalId)
-        schedules.push({
-          logicalId: id,
-          functionLogicalId,
-          everySeconds,
-          enabled: p.State === undefined || p.State === 'ENABLED',
-        });
-    }
-  }
+  const mappings = eventSourceMappings(
+    entries,
+    queues.map((q) => q.logicalId),
+    functions.map((f) => f.logicalId),
+  );
+  const schedules = scheduledRules(
+    entries,
+    functions.map((f) => f.logicalId),
+  );
 
   const outputs: Record<string, string> = {};
   for (const [name, output] of Object.entries(template.Outputs)) {

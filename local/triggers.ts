@@ -1,0 +1,100 @@
+/**
+ * What invokes a template's functions, as the local runtime reads it: SQS event source mappings
+ * and EventBridge rules on a fixed rate.
+ */
+import { referencesOf } from './template.ts';
+
+type Entries = readonly [string, { readonly Type: string; readonly Properties?: unknown }][];
+
+const asRecord = (value: unknown): Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+
+export interface LocalEventSourceMapping {
+  readonly logicalId: string;
+  readonly functionLogicalId: string;
+  readonly queueLogicalId: string;
+  readonly batchSize: number;
+  readonly batchingWindowSeconds: number;
+  /** Undefined: no cap beyond the local default. */
+  readonly maxConcurrency: number | undefined;
+  readonly reportBatchItemFailures: boolean;
+  readonly enabled: boolean;
+}
+
+/** Every SQS event source mapping between one of `queueIds` and one of `functionIds`. */
+export const eventSourceMappings = (
+  resources: Entries,
+  queueIds: readonly string[],
+  functionIds: readonly string[],
+): LocalEventSourceMapping[] => {
+  const mappings: LocalEventSourceMapping[] = [];
+  for (const [id, resource] of resources.filter(
+    ([, r]) => r.Type === 'AWS::Lambda::EventSourceMapping',
+  )) {
+    const p = asRecord(resource.Properties);
+    const queueLogicalId = referencesOf(p.EventSourceArn).find((r) => queueIds.includes(r));
+    const functionLogicalId = referencesOf(p.FunctionName).find((r) => functionIds.includes(r));
+    if (!queueLogicalId || !functionLogicalId) continue;
+    const scaling = asRecord(p.ScalingConfig);
+    mappings.push({
+      logicalId: id,
+      functionLogicalId,
+      queueLogicalId,
+      batchSize: Number(p.BatchSize ?? 10),
+      batchingWindowSeconds: Number(p.MaximumBatchingWindowInSeconds ?? 0),
+      maxConcurrency:
+        scaling.MaximumConcurrency === undefined ? undefined : Number(scaling.MaximumConcurrency),
+      reportBatchItemFailures:
+        Array.isArray(p.FunctionResponseTypes) &&
+        p.FunctionResponseTypes.includes('ReportBatchItemFailures'),
+      enabled: p.Enabled !== false,
+    });
+  }
+  return mappings;
+};
+
+/** An EventBridge rule that runs a function on a fixed rate (`rate(5 minutes)`). */
+export interface LocalSchedule {
+  readonly logicalId: string;
+  readonly functionLogicalId: string;
+  readonly everySeconds: number;
+  readonly enabled: boolean;
+}
+
+/** `rate(5 minutes)` → 300; undefined for anything else (cron expressions are not run locally). */
+export const rateSeconds = (expression: unknown): number | undefined => {
+  const m = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(String(expression));
+  if (!m) return undefined;
+  const unit = m[2]?.startsWith('minute') ? 60 : m[2]?.startsWith('hour') ? 3600 : 86_400;
+  return Number(m[1]) * unit;
+};
+
+/** Every `rate(…)` rule targeting one of `functionIds`, one entry per (rule, function). */
+export const scheduledRules = (
+  resources: Entries,
+  functionIds: readonly string[],
+): LocalSchedule[] => {
+  const schedules: LocalSchedule[] = [];
+  for (const [id, resource] of resources.filter(([, r]) => r.Type === 'AWS::Events::Rule')) {
+    const p = asRecord(resource.Properties);
+    const everySeconds = rateSeconds(p.ScheduleExpression);
+    if (everySeconds === undefined) continue;
+    for (const target of Array.isArray(p.Targets) ? p.Targets : []) {
+      const arn =
+        typeof target === 'object' && target !== null
+          ? (target as { Arn?: unknown }).Arn
+          : undefined;
+      const functionLogicalId = referencesOf(arn).find((r) => functionIds.includes(r));
+      if (functionLogicalId)
+        schedules.push({
+          logicalId: id,
+          functionLogicalId,
+          everySeconds,
+          enabled: p.State === undefined || p.State === 'ENABLED',
+        });
+    }
+  }
+  return schedules;
+};
