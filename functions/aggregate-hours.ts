@@ -85,9 +85,12 @@ export const createAggregateHandler = (
           });
           return;
         }
-        const publishing = inFlight.get(parsed.hour) ?? publishHour(parsed.hour, ports);
+        const shared = inFlight.get(parsed.hour);
+        const publishing = shared ?? publishHour(parsed.hour, ports);
         inFlight.set(parsed.hour, publishing);
         const outcome = await publishing;
+        // The hour's other messages in this batch share the one publication: counted once.
+        if (shared) return;
         if (outcome.kind === 'written') {
           metrics.addMetric('HoursWritten', MetricUnit.Count, 1);
           if (outcome.amended) {

@@ -63,12 +63,12 @@ describe('chaos schedules', () => {
   }, async () => {
     const seed = Math.floor(Math.random() * 2 ** 31);
     console.log(
-      `chaos, random seed ${seed} (rerun: npx onceflow chaos --schedules 20 --seed ${seed})`,
+      `chaos, random seed ${seed} (rerun: npx onceflow chaos --schedules 10 --seed ${seed})`,
     );
     const summary = await runChaos({
       endpoint: inject('endpoint'),
       assemblyDir: inject('assembly').assemblyDir,
-      schedules: 20,
+      schedules: 10,
       seed,
       orders: 10,
       // Mostly waiting on the aggregate queue's delay: four at once overlap it.

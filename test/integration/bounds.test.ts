@@ -46,7 +46,8 @@ const applyAndCheck = async (p: AnyPipeline, batches: readonly BoundBatch[], par
   expect((await p.verifyHours()).differences).toEqual([]);
 };
 
-describe.each([
+// Each case on its own copy of the stack: several at once overlap the aggregate queue's delay.
+describe.concurrent.each([
   ['invoked directly', createPipeline],
   ['invoked through the local runtime', throughRuntime],
 ])('valid batches at the contract’s bounds, %s', (_, createPipeline) => {
