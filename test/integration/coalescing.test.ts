@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { SqsHourNotifier, sendBodies } from '../../adapters/sqs.ts';
-import { type Emulators, startEmulators } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
+import { useEmulators } from '../support/emulators.ts';
 import { uniqueName } from '../support/names.ts';
 import { createPipeline, stateViews } from '../support/pipeline.ts';
 
@@ -79,21 +79,14 @@ describe('coalescing hour notifications (the default aggregateWindowSeconds: 2)'
 });
 
 describe('coalescing through the local runtime', () => {
-  let emulators: Emulators | undefined;
-  beforeAll(async () => {
-    emulators = await startEmulators();
-  });
-  afterAll(async () => {
-    await emulators?.stop();
-  });
+  const emulators = useEmulators();
 
   it('publishes every batch and rewrites each hour object less often than batches touch it when they come in a burst', async () => {
-    if (!emulators) throw new Error('no emulators');
     const puts = new Map<string, number>();
     const aggregateMessages = new Set<string>();
     const runtime = await startLocalRuntime({
       assemblyDir: inject('assembly').assemblyDir,
-      emulators,
+      emulators: emulators(),
       localStackName: uniqueName('coalesce'),
       retryDelaySeconds: 1,
       onCall: (call) => {

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
-import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { sendBodies } from '../../adapters/sqs.ts';
 import type { FaultKind } from '../../harness/faults.ts';
-import { type Emulators, startEmulators } from '../../local/emulators.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
 import { FinalizerRunSchema } from '../../shared/finalizer.ts';
 import { dayIndexKey } from '../../shared/keys.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
+import { useEmulators } from '../support/emulators.ts';
 import { uniqueName } from '../support/names.ts';
 import { createPipeline, type Pipeline, stateViews } from '../support/pipeline.ts';
 
@@ -192,19 +192,12 @@ describe.concurrent('a crash at every step of the finalizer', () => {
 });
 
 describe('the finalizer in the local runtime', () => {
-  let emulators: Emulators | undefined;
-  beforeAll(async () => {
-    emulators = await startEmulators();
-  });
-  afterAll(async () => {
-    await emulators?.stop();
-  });
+  const emulators = useEmulators();
 
   it('runs the template’s scheduled rules, and the finalizer’s run finalizes the hours its watermark passed', async () => {
-    if (!emulators) throw new Error('no emulators');
     const runtime = await startLocalRuntime({
       assemblyDir: inject('assembly').assemblyDir,
-      emulators,
+      emulators: emulators(),
       localStackName: uniqueName('final'),
     });
     onTestFinished(() => runtime.stop());

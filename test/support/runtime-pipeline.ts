@@ -5,12 +5,12 @@
  * on emulators shared by the test file.
  */
 import type { SQSBatchResponse } from 'aws-lambda';
-import { afterAll, beforeAll, inject, onTestFinished } from 'vitest';
-import { type Emulators, startEmulators } from '../../local/emulators.ts';
+import { inject, onTestFinished } from 'vitest';
 import { startLocalRuntime } from '../../local/runtime.ts';
 import { toSqsEvent } from '../../local/sqs-event.ts';
 import { failedIdsOf } from '../../local/sqs-poller.ts';
 import { DEADLINE_MS } from './deadlines.ts';
+import { useEmulators } from './emulators.ts';
 import {
   aggregateQueueSender,
   type Delivery,
@@ -21,23 +21,15 @@ import {
 } from './pipeline.ts';
 
 export const useRuntimePipelines = () => {
-  let emulators: Emulators | undefined;
+  const emulators = useEmulators();
   const assembly = inject('assembly');
-  beforeAll(async () => {
-    emulators = await startEmulators();
-  });
-  afterAll(async () => {
-    await emulators?.stop();
-  });
 
   return async () => {
-    if (!emulators)
-      throw new Error('useRuntimePipelines() must be called at the top of the test file');
     const runtime = await startLocalRuntime({
       assemblyDir: assembly.assemblyDir,
       stackName: assembly.stackName,
       localStackName: uniqueName('rt'),
-      emulators,
+      emulators: emulators(),
       retryDelaySeconds: 1,
     });
     onTestFinished(() => runtime.stop());
