@@ -46,8 +46,9 @@ const applyAndCheck = async (p: AnyPipeline, batches: readonly BoundBatch[], par
   expect((await p.verifyHours()).differences).toEqual([]);
 };
 
-// Each case on its own copy of the stack: several at once overlap the aggregate queue's delay.
-describe.concurrent.each([
+// One case at a time: a local runtime takes over the shared emulators' edge hooks, so two
+// runtimes on one set of emulators must not run at once.
+describe.each([
   ['invoked directly', createPipeline],
   ['invoked through the local runtime', throughRuntime],
 ])('valid batches at the contract’s bounds, %s', (_, createPipeline) => {
