@@ -39,24 +39,52 @@ export class DynamoFinalMarks implements FinalMarks {
     this.#table = table;
   }
 
-  async mark(hour: string, nowMs: number): Promise<FinalMark> {
+  async close(hour: string, nowMs: number): Promise<FinalMark> {
     try {
       await this.#client.send(
         new PutItemCommand({
           TableName: this.#table,
-          Item: { ...keyOf(finalMarkKey(hour)), finalizedAt: N(nowMs) },
+          Item: { ...keyOf(finalMarkKey(hour)), closedAt: N(nowMs) },
           ConditionExpression: 'attribute_not_exists(pk)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { finalizedAtMs: nowMs };
+      return { closedAtMs: nowMs };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const existing = error.Item ?? (await getItem(this.#client, this.#table, finalMarkKey(hour)));
-      if (!existing)
-        throw new RetryableError(`hour ${hour}: final mark vanished`, { cause: error });
-      return toFinalMark(existing);
+      return this.#existing(hour, error);
     }
+  }
+
+  async confirm(hour: string, nowMs: number): Promise<FinalMark> {
+    try {
+      const result = await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: keyOf(finalMarkKey(hour)),
+          UpdateExpression: 'SET finalizedAt = :t',
+          // Only a closed hour becomes final, once: concurrent finalizers agree on when.
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(finalizedAt)',
+          ExpressionAttributeValues: { ':t': N(nowMs) },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      if (!result.Attributes) throw new RetryableError(`hour ${hour}: final mark not returned`);
+      return toFinalMark(result.Attributes);
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const mark = await this.#existing(hour, error);
+      if (mark.finalizedAtMs === undefined)
+        throw new RetryableError(`hour ${hour}: confirmed before it was closed`, { cause: error });
+      return mark;
+    }
+  }
+
+  async #existing(hour: string, error: ConditionalCheckFailedException): Promise<FinalMark> {
+    const existing = error.Item ?? (await getItem(this.#client, this.#table, finalMarkKey(hour)));
+    if (!existing) throw new RetryableError(`hour ${hour}: final mark vanished`, { cause: error });
+    return toFinalMark(existing);
   }
 
   async recordFinalRevision(hour: string, revision: number): Promise<void> {

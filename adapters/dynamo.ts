@@ -14,6 +14,7 @@ import {
   type TransactWriteItem,
   TransactWriteItemsCommand,
   type TransactWriteItemsCommandInput,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { Cell, CounterDelta, CounterShard } from '../shared/aggregate.ts';
 import type { CounterReader, HourCounters } from '../shared/aggregator.ts';
@@ -67,6 +68,9 @@ const toLedgerEntry = (item: Item): LedgerEntry => ({
   receivedAtMs: item.receivedAt?.N === undefined ? undefined : Number(item.receivedAt.N),
   parts: Number(readInteger(item, 'parts')),
   doneParts: new Set((item.doneParts?.NS ?? []).map(Number)),
+  lateHours: item.lateHours?.L
+    ? new Set(item.lateHours.L.flatMap((h) => (h.S === undefined ? [] : [h.S])))
+    : undefined,
 });
 
 /**
@@ -276,6 +280,35 @@ export class DynamoLedger implements Ledger {
     }
   }
 
+  async recordLateHours(plan: BatchPlan, hours: readonly string[]): Promise<ReadonlySet<string>> {
+    try {
+      await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: keyOf(ledgerKey(plan.batch.batchId)),
+          UpdateExpression: 'SET lateHours = :late',
+          // The first delivery to decide wins: every other one follows its decision.
+          ConditionExpression: 'digest = :digest AND attribute_not_exists(lateHours)',
+          ExpressionAttributeValues: {
+            ':late': { L: hours.map((hour) => S(hour)) },
+            ':digest': S(plan.digest),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return new Set(hours);
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const decided = error.Item && toLedgerEntry(error.Item);
+      if (decided?.digest !== plan.digest || decided.lateHours === undefined)
+        throw new RetryableError(
+          `batch ${plan.batch.batchId}: ledger entry changed while deciding its late hours`,
+          { cause: error },
+        );
+      return decided.lateHours;
+    }
+  }
+
   async commitPart(
     plan: BatchPlan,
     part: number,
@@ -367,6 +400,8 @@ export class DynamoCounterReader implements CounterReader {
 }
 
 export const toFinalMark = (item: Item): FinalMark => ({
-  finalizedAtMs: Number(readInteger(item, 'finalizedAt')),
+  // Marks written before closing existed were final at once: closed when finalized.
+  closedAtMs: Number(readInteger(item, item.closedAt ? 'closedAt' : 'finalizedAt')),
+  ...(item.finalizedAt?.N === undefined ? {} : { finalizedAtMs: Number(item.finalizedAt.N) }),
   ...(item.finalRevision?.N === undefined ? {} : { finalRevision: Number(item.finalRevision.N) }),
 });

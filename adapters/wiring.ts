@@ -2,7 +2,11 @@
 import type { AggregatorPorts } from '../shared/aggregator.ts';
 import type { AggregateConfig, FinalizeConfig, IngestConfig } from '../shared/config.ts';
 import type { DayIndexPorts } from '../shared/day-index.ts';
-import type { FinalizerPorts, FinalizerSettings } from '../shared/finalizer.ts';
+import {
+  type FinalizerPorts,
+  type FinalizerSettings,
+  QUARANTINE_CLOSE_GRACE_MS,
+} from '../shared/finalizer.ts';
 import type { IngestPorts, IngestSettings } from '../shared/ingest.ts';
 import { hourOfArchiveKey } from '../shared/keys.ts';
 import type { AwsClients } from './clients.ts';
@@ -23,6 +27,7 @@ export const ingestPorts = (config: IngestConfig, clients: AwsClients): IngestPo
     notifier: new SqsHourNotifier(clients.sqs, config.aggregateQueueUrl, {
       coalesceSeconds: config.hourCoalesceSeconds,
     }),
+    marks: new DynamoFinalMarks(clients.dynamo, config.tableName),
     now: Date.now,
   };
 };
@@ -31,6 +36,7 @@ export const ingestSettings = (config: IngestConfig): IngestSettings => ({
   counterShards: config.counterShards,
   maxBodyBytes: config.maxBodyBytes,
   writeConcurrency: config.writeConcurrency,
+  latePolicy: config.latePolicy,
   ...(config.ledgerRetentionSeconds === undefined
     ? {}
     : { ledgerRetentionSeconds: config.ledgerRetentionSeconds }),
@@ -88,4 +94,5 @@ export const finalizerPorts = (
 export const finalizerSettings = (config: FinalizeConfig): FinalizerSettings => ({
   allowedLatenessMinutes: config.allowedLatenessMinutes,
   maxHoursPerRun: config.maxHoursPerRun,
+  closeGraceMs: config.latePolicy === 'quarantine' ? QUARANTINE_CLOSE_GRACE_MS : 0,
 });

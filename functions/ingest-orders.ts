@@ -41,6 +41,8 @@ export const createIngestHandler = (
         // Events another batch had already applied: a producer re-sending under new batch ids.
         metrics.addMetric('EventsAlreadyApplied', MetricUnit.Count, outcome.reclaimed);
         metrics.addMetric('EventConflicts', MetricUnit.Count, outcome.conflicts);
+        // Refused by latePolicy quarantine: each hour's part is in rejects/ (reason too-late).
+        metrics.addMetric('TooLateEvents', MetricUnit.Count, outcome.tooLate);
         logger.info('batch applied', {
           batchId: outcome.plan.batch.batchId,
           hours: outcome.plan.hours,
@@ -48,7 +50,14 @@ export const createIngestHandler = (
           counted: outcome.counted,
           ...(outcome.reclaimed ? { alreadyApplied: outcome.reclaimed } : {}),
           ...(outcome.conflicts ? { eventConflicts: outcome.conflicts } : {}),
+          ...(outcome.tooLate ? { tooLate: outcome.tooLate } : {}),
         });
+        if (outcome.tooLate > 0) {
+          logger.warn('events of closed hours quarantined', {
+            batchId: outcome.plan.batch.batchId,
+            tooLate: outcome.tooLate,
+          });
+        }
         if (outcome.conflicts > 0) {
           logger.warn('event conflicts quarantined', {
             batchId: outcome.plan.batch.batchId,

@@ -117,6 +117,7 @@ export class OnceflowStack extends Stack {
         ...common,
         AGGREGATE_QUEUE_URL: this.aggregateQueue.queue.queueUrl,
         HOUR_COALESCE_SECONDS: String(coalesceSeconds),
+        LATE_POLICY: settings.latePolicy,
         // Whatever the queue accepts, the function applies: no valid body is ever "oversize".
         MAX_BODY_BYTES: String(this.ordersQueue.maxMessageSizeBytes),
         ...(settings.ledgerRetentionDays === undefined
@@ -157,6 +158,7 @@ export class OnceflowStack extends Stack {
       environment: {
         ...common,
         ALLOWED_LATENESS_MINUTES: String(settings.allowedLatenessMinutes),
+        LATE_POLICY: settings.latePolicy,
       },
     });
 
@@ -173,8 +175,14 @@ export class OnceflowStack extends Stack {
       new PolicyStatement({
         effect: Effect.ALLOW,
         // GetItem: an order before settling it, a ledger entry for a conflict report; PutItem:
-        // the ledger claim; UpdateItem: order writes and the commit transaction's items.
-        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        // the ledger claim; UpdateItem: order writes and the commit transaction's items; under
+        // latePolicy quarantine, BatchGetItem: the final marks of a batch's hours.
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          ...(settings.latePolicy === 'quarantine' ? ['dynamodb:BatchGetItem'] : []),
+        ],
         resources: [table.tableArn],
       }),
     );

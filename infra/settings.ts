@@ -82,6 +82,17 @@ const SettingsSchema = v.object({
     ),
     120,
   ),
+  /**
+   * What happens to an event whose hour is already closed or final: `amend` (default) applies it
+   * and republishes the hour with its amendments count raised; `quarantine` refuses the batch's
+   * events of that hour (reason `too-late`) and applies the rest. Quarantine costs each batch one
+   * strongly consistent read per hour it touches and one ledger write, and makes an hour final
+   * one finalizer run after it closes.
+   */
+  latePolicy: v.optional(
+    v.picklist(['amend', 'quarantine'], 'latePolicy must be amend or quarantine'),
+    'amend',
+  ),
   /** How often the finalizer runs (1–60 minutes). Default 5. */
   finalizeEveryMinutes: v.optional(
     v.pipe(

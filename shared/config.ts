@@ -22,6 +22,9 @@ const flag = v.pipe(
   v.transform((s) => s === 'true'),
 );
 
+/** What happens to events of an hour already closed or final (shared/ingest.ts, LatePolicy). */
+const latePolicy = v.picklist(['amend', 'quarantine'], 'must be amend or quarantine');
+
 const AwsSchema = v.object({
   AWS_REGION: v.optional(required),
   /** Set for LocalStack or the local runtime; absent on AWS. */
@@ -40,6 +43,7 @@ const IngestSchema = v.object({
   WRITE_CONCURRENCY: v.optional(integer(1, 64), '16'),
   /** The aggregate queue's coalescing window (it is FIFO when set); 0: a standard queue. */
   HOUR_COALESCE_SECONDS: v.optional(integer(0, 900), '0'),
+  LATE_POLICY: v.optional(latePolicy, 'amend'),
 });
 
 const AggregateSchema = v.object({
@@ -56,6 +60,7 @@ const FinalizeSchema = v.object({
   ALLOWED_LATENESS_MINUTES: v.optional(integer(0, 10_080), '120'),
   /** Hours finalized per run at most; a backlog takes several runs. */
   MAX_HOURS_PER_RUN: v.optional(integer(1, 10_000), '168'),
+  LATE_POLICY: v.optional(latePolicy, 'amend'),
 });
 
 const TracingSchema = v.object({
@@ -87,6 +92,7 @@ export interface IngestConfig {
   readonly ledgerRetentionSeconds: number | undefined;
   readonly writeConcurrency: number;
   readonly hourCoalesceSeconds: number;
+  readonly latePolicy: 'amend' | 'quarantine';
 }
 
 export interface AggregateConfig {
@@ -101,6 +107,7 @@ export interface FinalizeConfig {
   readonly bucketName: string;
   readonly allowedLatenessMinutes: number;
   readonly maxHoursPerRun: number;
+  readonly latePolicy: 'amend' | 'quarantine';
 }
 
 export interface WatchConfig {
@@ -137,6 +144,7 @@ export const loadIngestConfig = (env: Env): IngestConfig => {
       e.LEDGER_RETENTION_DAYS === undefined ? undefined : e.LEDGER_RETENTION_DAYS * 86_400,
     writeConcurrency: e.WRITE_CONCURRENCY,
     hourCoalesceSeconds: e.HOUR_COALESCE_SECONDS,
+    latePolicy: e.LATE_POLICY,
   };
 };
 
@@ -153,6 +161,7 @@ export const loadFinalizeConfig = (env: Env): FinalizeConfig => {
     bucketName: e.BUCKET_NAME,
     allowedLatenessMinutes: e.ALLOWED_LATENESS_MINUTES,
     maxHoursPerRun: e.MAX_HOURS_PER_RUN,
+    latePolicy: e.LATE_POLICY,
   };
 };
 

@@ -12,7 +12,9 @@ export type RejectReason =
   | 'batch-conflict'
   /** One event of a batch re-sent with other content; the rest of the batch applied. */
   | 'event-conflict'
-  | 'beyond-retention';
+  | 'beyond-retention'
+  /** A batch's events of an hour already closed or final (latePolicy quarantine); the rest applied. */
+  | 'too-late';
 
 /** Reject details stay short: they are read in terminals and logs; the body is kept whole. */
 export const MAX_DETAIL_CHARACTERS = 1024;

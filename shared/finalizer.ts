@@ -1,12 +1,19 @@
 /**
  * Finishing hours. An hour stays open until the watermark passes its end and no batch in
- * progress can still touch it; then the finalizer marks it (beside its counters), publishes it
- * as final, records the revision it published, and lists it in its day's index.
+ * progress can still touch it; then the finalizer closes it (a mark beside its counters), makes
+ * it final once no batch that found it open can still add to it, publishes it as final, records
+ * the revision it published, and lists it in its day's index.
+ *
+ * Closing comes first because of the `quarantine` policy: a batch decides which of its hours are
+ * too late right after its ledger claim put it in the pending index, from the marks read then.
+ * A batch that found an hour open was therefore pending before the hour closed, so a look at the
+ * pending index taken a grace period after closing (longer than the index's lag) sees it until
+ * it commits. Under `amend` nothing is refused, and the grace is 0.
  *
  * Every step is idempotent and the cursor moves only after them, so a run that crashes anywhere
- * is simply redone by the next one; two runs at once agree through the create-only mark and the
- * objects' compare-and-swap. An hour is never final before its mark, and the mark is written
- * only once the hour qualifies: a crash cannot make an hour wrongly final.
+ * is simply redone by the next one; two runs at once agree through the create-only marks and the
+ * objects' compare-and-swap. An hour is never final before its mark says so, and the mark says
+ * so only once the hour qualifies: a crash cannot make an hour wrongly final.
  */
 import * as v from 'valibot';
 import { type AggregatorPorts, type PublishOutcome, publishHour } from './aggregator.ts';
@@ -16,8 +23,10 @@ import { formatHour, MS_PER_HOUR, parseHour } from './time.ts';
 import { type EventClock, isPastWatermark, watermarkMs } from './watermark.ts';
 
 export interface FinalMarks {
-  /** Marks the hour final now, or returns the mark it already has. */
-  mark(hour: string, nowMs: number): Promise<FinalMark>;
+  /** Closes the hour now, or returns the mark it already has. */
+  close(hour: string, nowMs: number): Promise<FinalMark>;
+  /** Makes a closed hour final now, or returns the mark if it already is. */
+  confirm(hour: string, nowMs: number): Promise<FinalMark>;
   /** Records the revision published as final (the first record stays). */
   recordFinalRevision(hour: string, revision: number): Promise<void>;
   /** The marks of these hours (those that have one). */
@@ -45,7 +54,15 @@ export interface FinalizerSettings {
   readonly allowedLatenessMinutes: number;
   /** Hours finalized per run at most (a backlog is worked off over several runs). */
   readonly maxHoursPerRun: number;
+  /**
+   * How long after closing an hour a look at the pending index shows every batch that found it
+   * open (0 under `amend`, where a batch the index missed lands as an amendment).
+   */
+  readonly closeGraceMs: number;
 }
+
+/** The grace under `quarantine`: far above the pending index's lag (seconds at most). */
+export const QUARANTINE_CLOSE_GRACE_MS = 60_000;
 
 /** What a run did: the function's result, validated where it is read back (CLI, `npm start`). */
 export const FinalizerRunSchema = v.object({
@@ -55,7 +72,9 @@ export const FinalizerRunSchema = v.object({
   /** The first hour still open. */
   nextHour: v.optional(v.string()),
   /** Why the run stopped there, if not the watermark. */
-  heldBy: v.optional(v.picklist(['pending-batch', 'hours-per-run'])),
+  heldBy: v.optional(v.picklist(['pending-batch', 'hours-per-run', 'closing'])),
+  /** Hours closed by this run, final on a later one (after the grace). */
+  closed: v.optional(v.array(v.string())),
 });
 
 export type FinalizerRun = v.InferOutput<typeof FinalizerRunSchema>;
@@ -78,35 +97,69 @@ export const finalizeHours = async (
   const start = (await ports.marks.cursor()) ?? (await ports.earliestArchivedHour());
   const iso = Number.isFinite(watermark) ? new Date(watermark).toISOString() : undefined;
   if (start === undefined) return { ...(iso ? { watermark: iso } : {}), finalized: [] };
-  // A batch in progress may still add to any hour from its earliest event on (the pending index
-  // is seconds behind at most; a batch it misses lands as an amendment, which says so).
-  const pending = await ports.earliestPendingHour();
-  const finalized: FinalizedHour[] = [];
-  let hour = start;
+  // A batch in progress may still add to any hour from its earliest event on.
+  const lookAtPending = async () => ({
+    atMs: ports.now(),
+    hour: await ports.earliestPendingHour(),
+  });
+  let pending = await lookAtPending();
+  const held = (hour: string) => pending.hour !== undefined && hour >= pending.hour;
+
+  // The hours that qualify now, in order.
+  const candidates: string[] = [];
   let heldBy: FinalizerRun['heldBy'] | undefined;
-  while (isPastWatermark(hour, watermark)) {
-    if (pending !== undefined && hour >= pending) {
+  for (let hour = start; isPastWatermark(hour, watermark); hour = nextHourOf(hour)) {
+    if (held(hour)) {
       heldBy = 'pending-batch';
       break;
     }
-    if (finalized.length >= settings.maxHoursPerRun) {
+    if (candidates.length >= settings.maxHoursPerRun) {
       heldBy = 'hours-per-run';
       break;
     }
-    await ports.marks.mark(hour, ports.now());
-    const published = publishedOf(await publishHour(hour, ports.aggregator));
-    await ports.marks.recordFinalRevision(hour, published.revision);
-    finalized.push({ hour, ...published });
-    hour = nextHourOf(hour);
+    candidates.push(hour);
+  }
+  const marks = await ports.marks.marksOf(candidates);
+  const closed: string[] = [];
+  for (const candidate of candidates) {
+    if (marks.has(candidate)) continue;
+    marks.set(candidate, await ports.marks.close(candidate, ports.now()));
+    closed.push(candidate);
+  }
+  // Without a grace, a second look after closing is all it takes (the hours may have been
+  // closed by this run or by a concurrent one).
+  const grace = settings.closeGraceMs;
+  if (grace === 0 && candidates.some((c) => marks.get(c)?.finalizedAtMs === undefined))
+    pending = await lookAtPending();
+
+  const finalized: FinalizedHour[] = [];
+  for (const candidate of candidates) {
+    let mark = marks.get(candidate);
+    if (mark?.finalizedAtMs === undefined) {
+      if (!mark || (grace > 0 && mark.closedAtMs + grace > pending.atMs)) {
+        heldBy = 'closing';
+        break;
+      }
+      if (held(candidate)) {
+        heldBy = 'pending-batch';
+        break;
+      }
+      mark = await ports.marks.confirm(candidate, ports.now());
+    }
+    const published = publishedOf(await publishHour(candidate, ports.aggregator));
+    await ports.marks.recordFinalRevision(candidate, published.revision);
+    finalized.push({ hour: candidate, ...published });
   }
   // Each day's index after its hour objects: a reader never finds an entry before its object.
   for (const date of new Set(finalized.map((f) => f.hour.slice(0, 10))))
     await publishDayIndex(date, ports.index);
-  if (finalized.length > 0) await ports.marks.advanceCursor(hour);
+  const last = finalized.at(-1);
+  if (last) await ports.marks.advanceCursor(nextHourOf(last.hour));
   return {
     ...(iso ? { watermark: iso } : {}),
     finalized,
-    nextHour: hour,
+    nextHour: last ? nextHourOf(last.hour) : start,
     ...(heldBy ? { heldBy } : {}),
+    ...(closed.length > 0 ? { closed } : {}),
   };
 };

@@ -2,8 +2,9 @@
  * Applying one order batch exactly once, and each of its events once. Pure orchestration over
  * small ports, so it can be reasoned about (and tested) without AWS:
  *
- *   validate → claim ledger → archive raw → settle each order (event claims + newest-wins,
- *   one write) → report event conflicts → commit the claimed events' counters (per part) → notify
+ *   validate → claim ledger → [quarantine policy: decide which hours are too late] → archive
+ *   raw → settle each order (event claims + newest-wins, one write) → report event conflicts and
+ *   too-late parts → commit the claimed events' counters (per part) → notify
  *
  * Every step before the commit converges when repeated, the commit happens once per batch part,
  * and every step after it is idempotent: a crash anywhere followed by a redelivery ends in the
@@ -14,10 +15,11 @@
 import { type CounterDelta, counterDeltas } from './aggregate.ts';
 import { eventsByOrder, type Settlement } from './claims.ts';
 import { mapLimit } from './concurrency.ts';
-import { type ConflictRecord, reportConflict } from './conflicts.ts';
+import { type ConflictRecord, eventContent, reportConflict } from './conflicts.ts';
 import { batchDigest, stableHash } from './digest.ts';
 import { BatchConflictError, InvalidMessageError, type RejectReason } from './errors.ts';
 import { rawArchiveKey } from './keys.ts';
+import type { FinalMark } from './lifecycle.ts';
 import { type OrderBatch, type OrderEvent, validateBatch } from './schema.ts';
 import { formatHour } from './time.ts';
 import type { EventClock } from './watermark.ts';
@@ -96,6 +98,8 @@ export interface LedgerEntry {
   readonly archiveKey: string;
   /** When the batch was first claimed (epoch ms); undefined for entries older than the field. */
   readonly receivedAtMs: number | undefined;
+  /** The hours found closed when the batch decided (quarantine policy); undefined: undecided. */
+  readonly lateHours: ReadonlySet<string> | undefined;
 }
 
 export type ClaimResult =
@@ -123,6 +127,16 @@ export interface Ledger {
   ): Promise<boolean>;
   /** A batch's ledger entry (strongly consistent); undefined when it was never claimed. */
   entry(batchId: string): Promise<LedgerEntry | undefined>;
+  /**
+   * Records which of the batch's hours are too late, unless a delivery already did; returns the
+   * recorded decision (the first one), which every delivery of the batch then follows.
+   */
+  recordLateHours(plan: BatchPlan, hours: readonly string[]): Promise<ReadonlySet<string>>;
+}
+
+/** What the quarantine policy reads: the finalizer's marks (strongly consistent). */
+export interface HourMarks {
+  marksOf(hours: readonly string[]): Promise<ReadonlyMap<string, FinalMark>>;
 }
 
 /** The batch settling an order's events, and how long its claims must be kept. */
@@ -179,8 +193,17 @@ export interface IngestPorts {
   readonly archive: RawArchive;
   readonly notifier: HourNotifier;
   readonly quarantine: Quarantine;
+  /** Read under the quarantine policy only. */
+  readonly marks: HourMarks;
   readonly now: () => number;
 }
+
+/**
+ * What happens to an event whose hour is already closed or final: `amend` applies it and the
+ * hour is republished with its amendments count raised; `quarantine` refuses the batch's events
+ * of that hour (`too-late`, in rejects/) and applies the rest.
+ */
+export type LatePolicy = 'amend' | 'quarantine';
 
 export interface IngestSettings {
   readonly counterShards: number;
@@ -190,6 +213,8 @@ export interface IngestSettings {
   readonly ledgerRetentionSeconds?: number;
   /** Order writes in flight at once for one batch. */
   readonly writeConcurrency: number;
+  /** Default `amend`. */
+  readonly latePolicy?: LatePolicy;
 }
 
 export interface IncomingMessage {
@@ -210,6 +235,8 @@ export type IngestOutcome =
       readonly conflicts: number;
       /** Counted events that did not become their order's state (an order held a newer one). */
       readonly staleEvents: number;
+      /** Events refused because their hour was closed (quarantine policy). */
+      readonly tooLate: number;
     }
   | { readonly kind: 'duplicate'; readonly plan: BatchPlan }
   | { readonly kind: 'rejected'; readonly reason: RejectReason; readonly detail: string };
@@ -235,6 +262,48 @@ export const parseBatchBody = (body: string, maxBodyBytes: number): OrderBatch =
 };
 
 const isCommitted = (entry: LedgerEntry) => entry.doneParts.size >= entry.parts;
+
+/**
+ * Quarantines a batch's events of one closed hour: nothing of them was applied. The body is those
+ * events as a batch of their own, named after the original (whose id stays taken), so an operator
+ * can read them, and re-send them under a new batch id should the hour be reopened by hand.
+ */
+const reportTooLate = async (
+  plan: BatchPlan,
+  hour: string,
+  message: IncomingMessage,
+  ports: Pick<IngestPorts, 'quarantine'>,
+) => {
+  const events = plan.batch.events.filter((e) => e.hour === hour);
+  await ports.quarantine.put({
+    source: 'ingest',
+    messageId: message.messageId,
+    sentAtMs: message.sentAtMs,
+    reason: 'too-late',
+    detail: `${events.length} event(s) of batch ${plan.batch.batchId} in hour ${hour}, which was closed or final when the batch arrived (latePolicy quarantine); the batch's other hours were applied`,
+    batchId: plan.batch.batchId,
+    body: JSON.stringify({ batchId: plan.batch.batchId, events: events.map(eventContent) }),
+    id: `${plan.batch.batchId}/too-late/${hour}`,
+  });
+};
+
+/**
+ * The batch's hours it must not touch. Decided once, after the claim put the batch in the pending
+ * index, from the marks read then (see shared/finalizer.ts), and kept in the ledger: every
+ * delivery follows the first decision, so a batch is never half applied to an hour.
+ */
+const lateHoursOf = async (
+  plan: BatchPlan,
+  claim: ClaimResult,
+  ports: IngestPorts,
+  settings: IngestSettings,
+): Promise<ReadonlySet<string>> => {
+  if (settings.latePolicy !== 'quarantine') return new Set();
+  const decided = claim.claimed ? undefined : claim.entry.lateHours;
+  if (decided) return decided;
+  const closed = await ports.marks.marksOf(plan.hours);
+  return ports.ledger.recordLateHours(plan, [...closed.keys()]);
+};
 
 const claimAndApply = async (
   plan: BatchPlan,
@@ -274,12 +343,16 @@ const claimAndApply = async (
     done = claim.entry.doneParts;
   }
 
+  const late = await lateHoursOf(plan, claim, ports, settings);
   await ports.archive.putOnce(plan.archiveKey, message.body);
   // Filed under the first claim's hour, so every delivery of the batch writes the same marker.
   const firstReceived = claim.claimed ? receivedAtMs : claim.entry.receivedAtMs;
   await ports.archive.recordArrival(firstReceived ?? receivedAtMs, plan.archiveKey);
   const claimant = { batchId: plan.batch.batchId, expiresAtSeconds: expiresAt, nowMs: ports.now() };
-  const settled = await mapLimit(plan.orders, settings.writeConcurrency, (events) =>
+  const onTime = plan.orders
+    .map((events) => events.filter((e) => !late.has(e.hour)))
+    .filter((events) => events.length > 0);
+  const settled = await mapLimit(onTime, settings.writeConcurrency, (events) =>
     ports.orders.settle(events, claimant),
   );
   const counted = settled.flatMap((s) => s.ours);
@@ -288,6 +361,8 @@ const claimAndApply = async (
   // between would lose the report. Each report has its own key, so repeating it is harmless.
   for (const conflict of conflicts)
     await reportConflict(conflict, plan.batch.batchId, message, ports);
+  const tooLate = plan.batch.events.filter((e) => late.has(e.hour));
+  for (const hour of late) await reportTooLate(plan, hour, message, ports);
   // Parts commit in order, and a delivery moves past a part only once it is done, so the
   // delivery that commits the last part is the one that completed the batch: it alone reports
   // `applied`, and a concurrent twin that committed none or only earlier parts a `duplicate`.
@@ -305,7 +380,7 @@ const claimAndApply = async (
   }
   // After the commit: the watermark never passes an hour ahead of the events that made it move.
   await ports.clock.advance(plan.latestMs, firstReceived ?? receivedAtMs);
-  await ports.notifier.notifyHours(plan.hours);
+  await ports.notifier.notifyHours(plan.hours.filter((hour) => !late.has(hour)));
   if (!completedHere) return { kind: 'duplicate', plan };
   return {
     kind: 'applied',
@@ -314,6 +389,7 @@ const claimAndApply = async (
     reclaimed: settled.reduce((n, s) => n + s.duplicates.length, 0),
     conflicts: conflicts.length,
     staleEvents: counted.length - settled.filter((s) => s.newState).length,
+    tooLate: tooLate.length,
   };
 };
 

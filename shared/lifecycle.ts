@@ -5,9 +5,15 @@
  */
 import { type HourAggregate, sameAggregate } from './aggregate.ts';
 
-/** The finalizer's mark on an hour, kept beside its counters. */
+/**
+ * The finalizer's mark on an hour, kept beside its counters. It is written in two steps: closing
+ * (from then on the `quarantine` policy refuses the hour's late events) and, once no batch that
+ * found the hour open can still add to it, final.
+ */
 export interface FinalMark {
-  readonly finalizedAtMs: number;
+  readonly closedAtMs: number;
+  /** When the hour became final; undefined while it is closing. */
+  readonly finalizedAtMs?: number;
   /**
    * The revision the finalizer published as final (0 for an hour without events), once it did:
    * consumers may have read it, so any other content is an amendment.
@@ -29,10 +35,12 @@ export const stateOf = (lifecycle: HourLifecycle): HourState =>
   lifecycle.final ? ((lifecycle.amendments ?? 0) > 0 ? 'amended' : 'final') : 'open';
 
 /**
- * The lifecycle the next publication of an hour carries: open without a mark; with one, final,
- * and amended once more if consumers may have read other final content (the stored object was
- * final with other content, or the finalizer published another revision, e.g. an hour that had
- * no events when it was finalized).
+ * The lifecycle the next publication of an hour carries: open until the finalizer's mark says
+ * final; then final, and amended once more if consumers may have read other final content (the
+ * stored object was final with other content, or the finalizer published another revision, e.g.
+ * an hour that had no events when it was finalized). A stored final object stays final even
+ * without its mark (a table restored to a copy older than the mark): what consumers read as
+ * final never turns open again.
  */
 export const nextLifecycle = (o: {
   readonly mark: FinalMark | undefined;
@@ -42,12 +50,17 @@ export const nextLifecycle = (o: {
   readonly aggregate: HourAggregate;
   readonly nowMs: number;
 }): { readonly lifecycle: HourLifecycle; readonly amended: boolean } => {
-  if (!o.mark) return { lifecycle: {}, amended: false };
-  const finalizedAt = new Date(o.mark.finalizedAtMs).toISOString();
   const previous = o.stored?.lifecycle;
+  const finalizedAt =
+    (previous?.final ? previous.finalizedAt : undefined) ??
+    (o.mark?.finalizedAtMs === undefined
+      ? undefined
+      : new Date(o.mark.finalizedAtMs).toISOString());
+  if (finalizedAt === undefined) return { lifecycle: {}, amended: false };
+  const finalRevision = o.mark?.finalRevision;
   const amended = previous?.final
     ? !o.stored?.aggregate || !sameAggregate(o.stored.aggregate, o.aggregate)
-    : o.mark.finalRevision !== undefined && o.mark.finalRevision !== o.aggregate.revision;
+    : finalRevision !== undefined && finalRevision !== o.aggregate.revision;
   const amendments = (previous?.final ? (previous.amendments ?? 0) : 0) + (amended ? 1 : 0);
   const amendedAt = amended ? new Date(o.nowMs).toISOString() : previous?.amendedAt;
   return {

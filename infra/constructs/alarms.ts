@@ -65,6 +65,10 @@ const PRODUCER_ALARMS: [metric: string, reason: string][] = [
     "an event arrived after its hour was final (later than allowedLatenessMinutes): it was applied and the hour republished with its amendments count raised. Producers deliver later than the lateness allows, or the lateness is too short for them; the hour object's amendments and amendedAt, and its day's index under aggregates/hourly/_final/, say which hours changed.",
   ],
   [
+    'TooLateEvents',
+    "events arrived for an hour already closed or final (latePolicy quarantine): they were refused, the rest of their batches applied. Producers deliver later than allowedLatenessMinutes allows; `onceflow rejects --reason too-late` lists each batch's refused part.",
+  ],
+  [
     'EventConflicts',
     'an event was re-sent with other content: a producer changes events under their id. The first content stands; `onceflow rejects --reason event-conflict --json` shows both.',
   ],

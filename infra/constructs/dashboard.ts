@@ -87,7 +87,13 @@ export class PipelineDashboard extends Construct {
       ),
       graph(
         'Events per minute',
-        ['EventsApplied', 'EventsAlreadyApplied', 'StaleEvents', 'EventConflicts'].map(app),
+        [
+          'EventsApplied',
+          'EventsAlreadyApplied',
+          'StaleEvents',
+          'EventConflicts',
+          'TooLateEvents',
+        ].map(app),
       ),
       graph('Hours per minute', ['HoursWritten', 'HoursUnchanged'].map(app), [
         app('FailedRecords'),

@@ -114,6 +114,42 @@ describe('the onceflow stack', () => {
     );
   });
 
+  it('gives the late policy to the ingest function and the finalizer, and BatchGetItem to ingest only under quarantine', () => {
+    const policyOf = (t: Template) =>
+      Object.values(t.findResources('AWS::Lambda::Function'))
+        .map((r) => r.Properties?.Environment?.Variables?.LATE_POLICY)
+        .filter((p) => p !== undefined);
+    // Ingest and finalizer, default amend.
+    expect(policyOf(template)).toEqual(['amend', 'amend']);
+    const strict = synth({ latePolicy: 'quarantine' });
+    expect(policyOf(strict.template)).toEqual(['quarantine', 'quarantine']);
+    const ingestActions = (t: Template, fn: SqsFunction) =>
+      Object.values(t.findResources('AWS::IAM::Policy'))
+        .filter((r) =>
+          JSON.stringify(r.Properties.Roles).includes(
+            logicalId(fn.fn.role as unknown as { node: { defaultChild?: unknown } }),
+          ),
+        )
+        .flatMap((r) => r.Properties.PolicyDocument.Statement)
+        .flatMap((st: { Action: string | string[] }) => [st.Action].flat())
+        .filter((a: string) => a.startsWith('dynamodb:'))
+        .sort();
+    expect(ingestActions(template, stack.ingest)).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
+    expect(ingestActions(strict.template, strict.stack.ingest)).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
+    expect(() => readSettings((k) => ({ latePolicy: 'drop' })[k])).toThrow(
+      /latePolicy must be amend or quarantine/,
+    );
+  });
+
   it('describes the hour objects to Athena: a Glue table over aggregates/hourly/ with date partition projection', () => {
     template.hasResourceProperties('AWS::Glue::Database', { DatabaseInput: { Name: 'test' } });
     template.hasResourceProperties('AWS::Glue::Table', {
@@ -472,6 +508,7 @@ describe('the onceflow stack', () => {
       'onceflow/LateAfterFinal',
       'onceflow/OldestPendingBatchAge',
       'onceflow/RejectedMessages',
+      'onceflow/TooLateEvents',
     ]);
     // A batch in progress for 15 minutes (three watcher runs): its message is stuck.
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -488,6 +525,7 @@ describe('the onceflow stack', () => {
       ['BatchConflicts', 'onceflow rejects'],
       ['EventConflicts', 'onceflow rejects'],
       ['LateAfterFinal', 'amendments'],
+      ['TooLateEvents', 'onceflow rejects --reason too-late'],
     ]) {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Namespace: 'onceflow',

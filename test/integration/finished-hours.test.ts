@@ -1,53 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { sendBodies } from '../../adapters/sqs.ts';
 import type { FaultKind } from '../../harness/faults.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
-import { FinalizerRunSchema } from '../../shared/finalizer.ts';
-import { dayIndexKey } from '../../shared/keys.ts';
+import { FinalizerRunSchema, QUARANTINE_CLOSE_GRACE_MS } from '../../shared/finalizer.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { useEmulators } from '../support/emulators.ts';
+import { apply, batch, DAY, dayIndex, H09, H10, objectOf } from '../support/hours.ts';
 import { uniqueName } from '../support/names.ts';
-import { createPipeline, type Pipeline, stateViews } from '../support/pipeline.ts';
-
-const DAY = '2026-10-01';
-const H09 = `${DAY}T09:00:00Z`;
-const H10 = `${DAY}T10:00:00Z`;
-
-/** A batch of `placed` USD events at these times (minutes past midnight UTC, 1.00 each). */
-const batch = (...times: string[]) => {
-  const batchId = `b-${randomUUID()}`;
-  return JSON.stringify({
-    batchId,
-    events: times.map((t, i) => ({
-      eventId: `${batchId}-${i}`,
-      orderId: `o-${batchId}-${i}`,
-      customerId: 'c-1',
-      status: 'placed',
-      amount: '1.00',
-      currency: 'USD',
-      eventTime: `${DAY}T${t}:00Z`,
-    })),
-  });
-};
-
-const apply = async (p: Pipeline, ...bodies: string[]) => {
-  await p.deliverUntilDone(bodies);
-  await p.drainAggregates();
-};
-
-const objectOf = async (p: Pipeline, hour: string) =>
-  (await p.hourObjects()).find((o) => o.body.hour === hour)?.body as
-    | (Record<string, unknown> & { events: number; revision: number })
-    | undefined;
-
-const dayIndex = async (p: Pipeline) => {
-  const text = await p.readText(dayIndexKey(DAY));
-  return text === undefined
-    ? undefined
-    : (JSON.parse(text) as { hours: { hour: string; amendments: number; events: number }[] });
-};
+import { createPipeline, stateViews } from '../support/pipeline.ts';
 
 describe('finished hours (allowedLatenessMinutes 120)', () => {
   it('finalizes an hour once the watermark passes its end, not before, and lists it in its day’s index', async () => {
@@ -139,7 +100,12 @@ describe('finished hours (allowedLatenessMinutes 120)', () => {
 
 /** The finalizer's side effects, each told apart by what it writes. */
 const FINALIZER_STEPS: { name: string; site: string; when?: (input: unknown) => boolean }[] = [
-  { name: 'the final mark', site: 'PutItem:other' },
+  { name: 'the closing mark', site: 'PutItem:other' },
+  {
+    name: 'the final mark',
+    site: 'UpdateItem',
+    when: (input) => JSON.stringify(input).includes('finalizedAt'),
+  },
   {
     name: 'the hour object',
     site: 'PutObject:aggregates',
@@ -164,21 +130,40 @@ const FINALIZER_STEPS: { name: string; site: string; when?: (input: unknown) => 
 
 describe.concurrent('a crash at every step of the finalizer', () => {
   const cases = FINALIZER_STEPS.flatMap((step) =>
-    (['crash-before', 'crash-after'] as FaultKind[]).map((kind) => ({ ...step, kind })),
+    (['crash-before', 'crash-after'] as FaultKind[]).flatMap((kind) =>
+      (['amend', 'quarantine'] as const).map((policy) => ({ ...step, kind, policy })),
+    ),
   );
   it.each(cases)(
-    'leaves no hour wrongly final and the next run completes it when $name has $kind',
-    async ({ site, kind, when }) => {
-      const p = await createPipeline();
+    'leaves no hour wrongly final and later runs complete it when $name has $kind (latePolicy $policy)',
+    async ({ site, kind, when, policy }) => {
+      const p = await createPipeline({ env: { LATE_POLICY: policy } });
       await apply(p, batch('09:10'), batch('10:20'), batch('13:40'));
+      // Each run a grace later than the last: under quarantine an hour closed by one run is
+      // final on the next.
+      let clock = Date.now();
+      p.setClock(() => clock);
+      const run = () => {
+        clock += QUARANTINE_CLOSE_GRACE_MS + 1_000;
+        return p.finalize();
+      };
       p.faults.add({ site, kind, ...(when ? { when } : {}) });
-      await expect(p.finalize()).rejects.toThrow();
+      // Under quarantine the first run only closes: the later steps crash in the second.
+      const outcomes: string[] = [];
+      while (p.faults.fired.length === 0 && outcomes.length < 2)
+        outcomes.push(
+          await run().then(
+            () => 'done',
+            () => 'crashed',
+          ),
+        );
+      expect(outcomes.at(-1)).toBe('crashed');
       expect(p.faults.fired).toHaveLength(1);
       // Whatever is final is an hour the watermark (11:30) has passed.
       for (const { body } of await p.hourObjects())
         if (body.final) expect([H09, H10]).toContain(body.hour);
 
-      await p.finalize();
+      for (let i = 0; i < 3; i++) await run();
       for (const hour of [H09, H10])
         expect(await objectOf(p, hour)).toMatchObject({ final: true, amendments: 0, events: 1 });
       expect(await objectOf(p, `${DAY}T13:00:00Z`)).not.toHaveProperty('final');
@@ -186,7 +171,7 @@ describe.concurrent('a crash at every step of the finalizer', () => {
         [H09, 0],
         [H10, 0],
       ]);
-      expect((await p.finalize()).finalized).toEqual([]);
+      expect((await run()).finalized).toEqual([]);
     },
   );
 });

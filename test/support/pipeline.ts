@@ -32,7 +32,7 @@ import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import { drainQueue } from '../../local/sqs-poller.ts';
 import { provisionStackCopy } from '../../local/stack-copy.ts';
 import { loadAggregateConfig, loadFinalizeConfig, loadIngestConfig } from '../../shared/config.ts';
-import { finalizeHours } from '../../shared/finalizer.ts';
+import { type FinalizerPorts, finalizeHours } from '../../shared/finalizer.ts';
 import type { IngestPorts } from '../../shared/ingest.ts';
 import { AGGREGATE_PREFIX, hourOfObjectKey, REJECT_PREFIX } from '../../shared/keys.ts';
 import type { OrderView } from '../../shared/order-state.ts';
@@ -227,10 +227,13 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
   const ingestHandler = createIngestHandler({ ports, settings: ingestSettings(ingestConfig) });
   const aggregateHandler = createAggregateHandler(aggregateDependencies(aggregateConfig, clients));
   const finalizeConfig = loadFinalizeConfig({ ...copy.finalizeEnvironment, ...options.env });
-  /** One run of the finalizer, as its scheduled rule starts it (on the pipeline's clock). */
-  const finalize = () =>
+  /**
+   * One run of the finalizer, as its scheduled rule starts it (on the pipeline's clock); a port
+   * can be replaced, e.g. to show the pending index lagging.
+   */
+  const finalize = (replaced: Partial<FinalizerPorts> = {}) =>
     finalizeHours(
-      { ...finalizerPorts(finalizeConfig, clients), now: () => now() },
+      { ...finalizerPorts(finalizeConfig, clients), now: () => now(), ...replaced },
       finalizerSettings(finalizeConfig),
     );
 

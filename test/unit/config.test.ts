@@ -16,6 +16,7 @@ describe('configuration', () => {
       ledgerRetentionSeconds: undefined,
       writeConcurrency: 16,
       hourCoalesceSeconds: 0,
+      latePolicy: 'amend',
     });
   });
 
@@ -39,6 +40,9 @@ describe('configuration', () => {
     );
     expect(() => loadIngestConfig({ ...env, AWS_ENDPOINT_URL: 'localhost' })).toThrow(
       /AWS_ENDPOINT_URL: must be a URL/,
+    );
+    expect(() => loadIngestConfig({ ...env, LATE_POLICY: 'drop' })).toThrow(
+      /LATE_POLICY: must be amend or quarantine/,
     );
   });
 

@@ -1,0 +1,120 @@
+/**
+ * latePolicy quarantine on the emulators: an hour closes before it is final, a batch decides once
+ * which of its hours are too late, and what it refuses is quarantined whole, never half applied.
+ */
+import { describe, expect, it } from 'vitest';
+import { QUARANTINE_CLOSE_GRACE_MS } from '../../shared/finalizer.ts';
+import { apply, batch, DAY, H09, objectOf } from '../support/hours.ts';
+import { createPipeline, type Pipeline } from '../support/pipeline.ts';
+
+const H12 = `${DAY}T12:00:00Z`;
+
+/** A pipeline under latePolicy quarantine, on a clock the test moves. */
+const quarantining = async () => {
+  const p = await createPipeline({ env: { LATE_POLICY: 'quarantine' } });
+  let clock = Date.now();
+  p.setClock(() => clock);
+  /** One finalizer run, a grace after the previous one. */
+  const finalizeLater = (replaced?: Parameters<Pipeline['finalize']>[0]) => {
+    clock += QUARANTINE_CLOSE_GRACE_MS + 1_000;
+    return p.finalize(replaced);
+  };
+  return { p, finalizeLater };
+};
+
+const batchIdOf = (body: string) => String((JSON.parse(body) as { batchId: unknown }).batchId);
+
+describe('latePolicy quarantine', () => {
+  it('closes an hour on one run and makes it final on the next, a grace later', async () => {
+    const { p, finalizeLater } = await quarantining();
+    await apply(p, batch('09:10'), batch('12:40'));
+    const first = await finalizeLater();
+    expect(first).toMatchObject({ finalized: [], closed: [H09], heldBy: 'closing' });
+    expect(await objectOf(p, H09)).not.toHaveProperty('final');
+    // Run again at once: still inside the grace.
+    expect(await p.finalize()).toMatchObject({ finalized: [], heldBy: 'closing' });
+    const second = await finalizeLater();
+    expect(second.finalized.map((f) => [f.hour, f.events])).toEqual([[H09, 1]]);
+    expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 1 });
+  });
+
+  it('refuses a batch’s events of a closed hour as too-late, applies its other hours, and does so once', async () => {
+    const { p, finalizeLater } = await quarantining();
+    await apply(p, batch('09:10'), batch('12:40'));
+    await finalizeLater();
+    await finalizeLater();
+    const ordersBefore = await p.orders();
+    const late = batch('09:55', '09:56', '12:50');
+    // Delivered three times: the decision and the reject are the same each time.
+    await apply(p, late, late);
+    await apply(p, late);
+
+    expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 1 });
+    expect(await objectOf(p, H12)).toMatchObject({ events: 2 });
+    const orderIds = (await p.orders()).map((o) => o.orderId);
+    // Only the 12:50 event's order is new: nothing of 09:55 and 09:56 was applied.
+    expect(orderIds.filter((id) => !ordersBefore.some((o) => o.orderId === id))).toEqual([
+      `o-${batchIdOf(late)}-2`,
+    ]);
+    const rejects = await p.rejects();
+    expect(rejects).toHaveLength(1);
+    const [reject] = rejects;
+    expect(reject).toMatchObject({ reason: 'too-late', batchId: batchIdOf(late) });
+    expect(reject?.detail).toContain(H09);
+    const refused = JSON.parse(reject?.body ?? '{}') as { events: { eventTime: string }[] };
+    expect(refused.events.map((e) => e.eventTime)).toEqual([
+      `${DAY}T09:55:00Z`,
+      `${DAY}T09:56:00Z`,
+    ]);
+  });
+
+  it('refuses events of an hour that is closed but not final yet', async () => {
+    const { p, finalizeLater } = await quarantining();
+    await apply(p, batch('09:10'), batch('12:40'));
+    await finalizeLater();
+    await apply(p, batch('09:30'));
+    expect((await p.rejects()).map((r) => r.reason)).toEqual(['too-late']);
+    await finalizeLater();
+    expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 1 });
+  });
+
+  it('lets a batch that found the hour open add to it, and holds the hour until it commits, when the pending index lagged', async () => {
+    const { p, finalizeLater } = await quarantining();
+    await apply(p, batch('09:10'), batch('12:40'));
+    // A batch of 09:20 decides (H09 open) and crashes before its commit: pending.
+    p.faults.add({ site: 'TransactWriteItems', kind: 'crash-before' });
+    const inFlight = batch('09:20');
+    expect((await p.ingest([{ body: inFlight }])).batchItemFailures).toHaveLength(1);
+    // A run whose look at the pending index missed it closes 09:00 regardless.
+    expect(await finalizeLater({ earliestPendingHour: async () => undefined })).toMatchObject({
+      closed: [H09],
+    });
+    // A grace later the index shows the batch: 09:00 stays closed, not final.
+    expect(await finalizeLater()).toMatchObject({ finalized: [], heldBy: 'pending-batch' });
+    // Its redelivery follows its first decision: the event is applied, not refused.
+    await apply(p, inFlight);
+    expect(await p.rejects()).toEqual([]);
+    const run = await finalizeLater();
+    expect(run.finalized.map((f) => [f.hour, f.events])).toEqual([[H09, 2]]);
+    expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 2 });
+  });
+
+  it('keeps the decision a delivery recorded before crashing: the redelivery refuses the same hours', async () => {
+    const { p, finalizeLater } = await quarantining();
+    await apply(p, batch('09:10'), batch('12:40'));
+    await finalizeLater();
+    const late = batch('09:40', '12:45');
+    p.faults.add({
+      site: 'UpdateItem',
+      kind: 'crash-after',
+      when: (input) => JSON.stringify(input).includes('lateHours'),
+    });
+    expect((await p.ingest([{ body: late }])).batchItemFailures).toHaveLength(1);
+    expect(p.faults.fired).toHaveLength(1);
+    await apply(p, late);
+    expect((await p.rejects()).map((r) => r.reason)).toEqual(['too-late']);
+    expect(await objectOf(p, H12)).toMatchObject({ events: 2 });
+    await finalizeLater();
+    expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 1 });
+  });
+});
