@@ -6,14 +6,17 @@
  * 409s, concurrent twins of a delivery, duplicate sends, reordering, a DLQ redrive, applied
  * events re-sent in new batches, some with other content, an archive replay, a reconcile,
  * aggregator runs finishing out of order, the table restored to an earlier copy and recovered
- * by the runbook), drains, and compares the end
+ * by the runbook, events later than the allowed lateness under either late policy, the
+ * finalizer running while the functions work), drains, and compares the end
  * state with a reference model. The steps live in `chaos/`: the world (`world.ts`), the stream
- * (`stream.ts`), the faults (`draw-faults.ts`), delivery (`delivery.ts`), the course of a
- * schedule (`play.ts`) and the verdict (`judge.ts`).
+ * (`stream.ts`), the faults (`draw-faults.ts`), delivery (`delivery.ts`), late events
+ * (`lateness.ts`), the course of a schedule (`play.ts`), the hour object versions read on the way
+ * (`versions.ts`) and the verdict (`judge.ts`).
  */
 import type { StackCopy } from '../local/stack-copy.ts';
 import { maxReceiveCount } from '../local/stack-copy.ts';
 import { mapLimit } from '../shared/concurrency.ts';
+import type { LatePolicy } from '../shared/ingest.ts';
 import { deliveryFor } from './chaos/delivery.ts';
 import { diceFor } from './chaos/dice.ts';
 import { CRASH_POINTS, drawFaults } from './chaos/draw-faults.ts';
@@ -41,6 +44,13 @@ export interface ScheduleResult {
   readonly eventConflicts: number;
   /** Whether the table was restored to an earlier copy and recovered by the runbook. */
   readonly restored: boolean;
+  readonly latePolicy: LatePolicy;
+  /** Whether events later than the allowed lateness were sent. */
+  readonly lateEvents: boolean;
+  readonly finalizedHours: number;
+  readonly amendedHours: number;
+  readonly tooLate: number;
+  readonly versionsRead: number;
   readonly diff?: string;
 }
 
@@ -56,6 +66,13 @@ export interface ChaosSummary {
   readonly resentEvents: number;
   readonly eventConflicts: number;
   readonly restores: number;
+  /** Schedules under latePolicy quarantine, and schedules with events later than the lateness. */
+  readonly quarantineSchedules: number;
+  readonly lateSchedules: number;
+  readonly finalizedHours: number;
+  readonly amendedHours: number;
+  readonly tooLate: number;
+  readonly versionsRead: number;
   readonly crashPoints: { covered: number; total: number };
   readonly failures: { seed: number; diff: string }[];
 }
@@ -75,13 +92,20 @@ export interface ScheduleOptions {
   readonly mandatoryPoint?: string;
   /** Whether to run the restore drill; default drawn from the seed (about one in five). */
   readonly restore?: boolean;
+  /** Whether to send events later than the allowed lateness; default drawn (one in two). */
+  readonly lateEvents?: boolean;
+  /** Default drawn from the seed (one in two). */
+  readonly latePolicy?: LatePolicy;
   /** Told about the stack copy the schedule runs on (tests compare it with the template). */
   readonly onProvisioned?: (copy: StackCopy) => void;
 }
 
 export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> => {
   const dice = diceFor(o.seed);
-  const world = await buildWorld(o, dice);
+  const world = await buildWorld(
+    { ...o, ...(o.latePolicy === undefined ? {} : { latePolicy: o.latePolicy }) },
+    dice,
+  );
   const stream = drawStream(dice, o.seed, o.orders);
   drawFaults(dice, world.faults, {
     ...(o.mandatoryPoint === undefined ? {} : { mandatoryPoint: o.mandatoryPoint }),
@@ -90,11 +114,16 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
   });
   // A restore drill in about a fifth of the schedules, and wherever the caller asks for one.
   const restore = o.restore ?? dice.chance(0.2);
-  const { resent, restoreResent } = await play(world, deliveryFor(world, dice), dice, stream, {
-    seed: o.seed,
-    restore,
-  });
-  const verdict = await judge(world, stream, resent);
+  const lateEvents = o.lateEvents ?? dice.chance(0.5);
+  const { resent, restoreResent, late } = await play(
+    world,
+    deliveryFor(world, dice),
+    dice,
+    stream,
+    { seed: o.seed, restore, lateEvents },
+  );
+  const restored = restoreResent !== undefined;
+  const verdict = await judge(world, stream, { resent, late, restored });
   const fired = world.faults.fired;
   return {
     seed: o.seed,
@@ -108,7 +137,13 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     wide: stream.wide,
     resentEvents: resent.events,
     eventConflicts: verdict.eventConflicts,
-    restored: restoreResent !== undefined,
+    restored,
+    latePolicy: world.latePolicy,
+    lateEvents,
+    finalizedHours: verdict.finalizedHours,
+    amendedHours: verdict.amendedHours,
+    tooLate: verdict.tooLate,
+    versionsRead: verdict.versionsRead,
     ...(verdict.diffs.length ? { diff: verdict.diffs.join('; ') } : {}),
   };
 };
@@ -126,6 +161,12 @@ export const summaryOf = (r: ScheduleResult): ChaosSummary => ({
   resentEvents: r.resentEvents,
   eventConflicts: r.eventConflicts,
   restores: r.restored ? 1 : 0,
+  quarantineSchedules: r.latePolicy === 'quarantine' ? 1 : 0,
+  lateSchedules: r.lateEvents ? 1 : 0,
+  finalizedHours: r.finalizedHours,
+  amendedHours: r.amendedHours,
+  tooLate: r.tooLate,
+  versionsRead: r.versionsRead,
   crashPoints: { covered: new Set(r.crashPoints).size, total: CRASH_POINTS.length },
   failures: r.diff ? [{ seed: r.seed, diff: r.diff }] : [],
 });
@@ -156,6 +197,12 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     resentEvents: 0,
     eventConflicts: 0,
     restores: 0,
+    quarantineSchedules: 0,
+    lateSchedules: 0,
+    finalizedHours: 0,
+    amendedHours: 0,
+    tooLate: 0,
+    versionsRead: 0,
   };
   const failures: { seed: number; diff: string }[] = [];
   // Schedules are independent (each provisions its own copy of the stack): several at once
@@ -172,8 +219,12 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
         seed: scheduleSeed(o.seed, i),
         orders: o.orders,
         ...(point === undefined ? {} : { mandatoryPoint: point }),
-        // The first schedule of every run restores, so any run includes the drill.
+        // The first schedule of every run restores, so any run includes the drill; every other
+        // one sends events later than the lateness, alternating the two late policies, so any
+        // run of 4+ schedules has both policies meeting late events.
         ...(i === 0 ? { restore: true } : {}),
+        lateEvents: i % 2 === 0,
+        latePolicy: i % 4 < 2 ? 'quarantine' : 'amend',
       });
       o.onSchedule?.(result, i);
       return result;
@@ -191,6 +242,12 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     summary.resentEvents += result.resentEvents;
     summary.eventConflicts += result.eventConflicts;
     summary.restores += result.restored ? 1 : 0;
+    summary.quarantineSchedules += result.latePolicy === 'quarantine' ? 1 : 0;
+    summary.lateSchedules += result.lateEvents ? 1 : 0;
+    summary.finalizedHours += result.finalizedHours;
+    summary.amendedHours += result.amendedHours;
+    summary.tooLate += result.tooLate;
+    summary.versionsRead += result.versionsRead;
     for (const point of result.crashPoints) covered.add(point);
     if (result.diff) failures.push({ seed: result.seed, diff: result.diff });
   }
@@ -209,4 +266,7 @@ export const formatSummary = (s: ChaosSummary) =>
   `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}; ` +
   `${s.s3Conflicts} S3 409s on the archive, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
   `${s.resentEvents.toLocaleString('en-US')} applied events re-sent in new batches, ${s.eventConflicts} event conflicts reported; ` +
-  `${s.restores} table restores recovered by the runbook`;
+  `${s.restores} table restores recovered by the runbook; ` +
+  `${s.quarantineSchedules} schedules under latePolicy quarantine, ${s.lateSchedules} with events later than the lateness: ` +
+  `${s.finalizedHours.toLocaleString('en-US')} hours finalized, ${s.amendedHours} amended, ${s.tooLate.toLocaleString('en-US')} events refused too-late, ` +
+  `${s.versionsRead.toLocaleString('en-US')} hour object versions read`;

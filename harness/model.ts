@@ -57,14 +57,33 @@ export interface ModelBatch {
   readonly events: readonly GeneratedEvent[];
 }
 
-export const referenceModel = (batches: readonly ModelBatch[]) => {
+/** The UTC hour an event time falls in, `2026-10-01T09:00:00Z`. */
+export const hourOfEventTime = (eventTime: string) =>
+  `${new Date(instant(eventTime).seconds).toISOString().slice(0, 13)}:00:00Z`;
+
+export interface ModelOptions {
+  /**
+   * The late policy's refusals: the hours of a batch whose events are refused (latePolicy
+   * quarantine); none when undefined. Refused events are not applied: not claimed, not counted,
+   * never an order's state.
+   */
+  readonly refusedHours?: (batch: ModelBatch) => ReadonlySet<string> | undefined;
+}
+
+export const referenceModel = (batches: readonly ModelBatch[], options: ModelOptions = {}) => {
   const newest = new Map<string, GeneratedEvent>();
   const hours = new Map<string, Map<string, Map<string, { n: number; minor: bigint }>>>();
   const first = new Map<string, GeneratedEvent>();
   const conflicts = new Set<string>();
   const counted: GeneratedEvent[] = [];
+  let tooLate = 0;
   for (const [index, batch] of batches.entries()) {
+    const refused = options.refusedHours?.(batch);
     for (const e of batch.events) {
+      if (refused?.has(hourOfEventTime(e.eventTime))) {
+        tooLate++;
+        continue;
+      }
       const key = JSON.stringify([e.orderId, e.eventId]);
       const seen = first.get(key);
       if (!seen) {
@@ -81,7 +100,7 @@ export const referenceModel = (batches: readonly ModelBatch[]) => {
     const ct = current ? instant(current.eventTime) : undefined;
     if (!ct || later(t, ct) || (same(t, ct) && utf8Greater(e.eventId, current?.eventId ?? '')))
       newest.set(e.orderId, e);
-    const hour = `${new Date(t.seconds).toISOString().slice(0, 13)}:00:00Z`;
+    const hour = hourOfEventTime(e.eventTime);
     const byStatus = hours.get(hour) ?? new Map();
     hours.set(hour, byStatus);
     const byCurrency = byStatus.get(e.status) ?? new Map();
@@ -116,5 +135,5 @@ export const referenceModel = (batches: readonly ModelBatch[]) => {
     }
     return { hour, events, byStatus };
   });
-  return { orders, hourly, conflicts: conflicts.size };
+  return { orders, hourly, conflicts: conflicts.size, tooLate };
 };

@@ -34,6 +34,8 @@ const drive = async (
   dice: Dice,
   queue: LocalQueue,
   newEnvironment: () => Handler,
+  /** Run after each invocation (reading what it published). */
+  after?: () => Promise<void>,
 ) => {
   const slots = [0, 1].map(() => ({ handler: newEnvironment(), twin: newEnvironment() }));
   await drainQueue({
@@ -50,6 +52,7 @@ const drive = async (
       const [first] = await Promise.allSettled(
         dice.chance(0.1) ? [run(env.handler), run(env.twin)] : [run(env.handler)],
       );
+      await after?.();
       if (first?.status === 'rejected') throw first.reason;
       return first?.value;
     },
@@ -76,7 +79,8 @@ export const deliveryFor = (world: World, dice: Dice): Delivery => {
 
   const runAll = async () => {
     await drive(admin.sqs, dice, orders, world.newIngest);
-    await drive(admin.sqs, dice, aggregate, world.newAggregator);
+    // A consumer polling the bucket: every version the aggregator leaves is read.
+    await drive(admin.sqs, dice, aggregate, world.newAggregator, () => world.versions.observe());
   };
 
   return {

@@ -1,8 +1,9 @@
 /**
  * The course of a schedule: half the stream, a DLQ redrive, applied events re-sent in new
- * batches, the rest, an archive replay and a reconcile mid-run, then whatever failed too often
- * redriven until everything settles; in some schedules, the table restored to a copy taken
- * earlier and the runbook's recovery.
+ * batches, in some schedules events later than the allowed lateness (`lateness.ts`), the rest,
+ * an archive replay and a reconcile mid-run while the finalizer runs, then whatever failed too
+ * often redriven until everything settles; in some schedules, the table restored to a copy taken
+ * earlier and the runbook's recovery; at the end the finalizer finishes what the watermark passed.
  */
 
 import type { TableSnapshot } from '../../local/snapshot.ts';
@@ -10,6 +11,7 @@ import { publishHour } from '../../shared/aggregator.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
 import type { Delivery } from './delivery.ts';
 import type { Dice } from './dice.ts';
+import { finalizeDespiteFaults, finalizeTwice, type LateSend, sendLateEvents } from './lateness.ts';
 import { type Resent, resendSomeEvents } from './resend.ts';
 import { restoreAndReapply, takeSnapshot } from './restore.ts';
 import type { ScheduleStream } from './stream.ts';
@@ -34,6 +36,8 @@ export interface Played {
   readonly resent: Resent;
   /** Batches re-sent by the restore drill; undefined when the schedule had none. */
   readonly restoreResent: number | undefined;
+  /** What the late-events fault sent; undefined when the schedule had none. */
+  readonly late: LateSend | undefined;
 }
 
 export const play = async (
@@ -41,7 +45,7 @@ export const play = async (
   delivery: Delivery,
   dice: Dice,
   s: ScheduleStream,
-  o: { seed: number; restore: boolean },
+  o: { seed: number; restore: boolean; lateEvents: boolean },
 ): Promise<Played> => {
   const { orders, ordersDlq } = world.copy.queues;
   // Where the drill's copy is taken: after the first half applied, after the second, or at the
@@ -55,13 +59,19 @@ export const play = async (
   if (copyAt === 0) snapshot = await takeSnapshot(world);
   await delivery.redrive(ordersDlq, orders);
   const resent = await resendSomeEvents(world, dice, o.seed, s.stream.batches, delivery.send);
+  const late = o.lateEvents
+    ? await sendLateEvents(world, delivery, dice, o.seed, s.stream.batches)
+    : undefined;
   await delivery.send(s.sends.slice(half));
   await replaySomeOfTheArchive(world, delivery, dice);
   await reconcileSomeHours(world, dice);
-  await delivery.runAll();
+  // The finalizer's schedule fires while the functions work: hours close as batches decide.
+  await Promise.all([delivery.runAll(), finalizeDespiteFaults(world)]);
   if (copyAt === 1) snapshot = await takeSnapshot(world);
   await delivery.settle(5);
   if (copyAt === 2) snapshot = await takeSnapshot(world);
   const restoreResent = snapshot ? await restoreAndReapply(world, delivery, snapshot) : undefined;
-  return { resent, restoreResent };
+  // Whatever the watermark passed ends final (the versions read on the way are kept).
+  await finalizeTwice(world);
+  return { resent, restoreResent, late };
 };

@@ -12,19 +12,25 @@ import { S3Store } from '../../adapters/s3.ts';
 import {
   aggregateDependencies,
   aggregatorPorts,
+  finalizerPorts,
+  finalizerSettings,
   ingestPorts,
   ingestSettings,
 } from '../../adapters/wiring.ts';
 import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
+import { createFinalizeHandler } from '../../functions/finalize-hours.ts';
 import { createIngestHandler } from '../../functions/ingest-orders.ts';
 import { adminClients } from '../../local/clients.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
-import type { lambdaContext } from '../../local/lambda-context.ts';
+import { lambdaContext } from '../../local/lambda-context.ts';
 import { provisionStackCopy, type StackCopy } from '../../local/stack-copy.ts';
 import type { AggregatorPorts } from '../../shared/aggregator.ts';
-import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
+import { loadAggregateConfig, loadFinalizeConfig, loadIngestConfig } from '../../shared/config.ts';
+import { type FinalizerRun, QUARANTINE_CLOSE_GRACE_MS } from '../../shared/finalizer.ts';
+import type { LatePolicy } from '../../shared/ingest.ts';
 import { FaultInjector } from '../faults.ts';
 import type { Dice } from './dice.ts';
+import { VersionLog } from './versions.ts';
 
 export type Handler = (
   event: SQSEvent,
@@ -43,8 +49,17 @@ export interface World {
   /** The aggregator's ports on clean clients, for judging. */
   readonly judgePorts: AggregatorPorts;
   readonly store: S3Store;
+  /** What happens to events of closed hours in this schedule. */
+  readonly latePolicy: LatePolicy;
+  /** Every version of the hour objects the harness read. */
+  readonly versions: VersionLog;
   newIngest(): Handler;
   newAggregator(): Handler;
+  /**
+   * One run of the finalizer function, on a clock a close grace ahead of its previous run (so
+   * an hour one run closes is final on the next, under either policy).
+   */
+  finalize(): Promise<FinalizerRun>;
 }
 
 /** The function clients, each carrying the fault injector; aggregator writes finish out of order. */
@@ -73,10 +88,13 @@ export const buildWorld = async (
     endpoint: string;
     assemblyDir: string;
     seed: number;
+    /** Default drawn from the seed. */
+    latePolicy?: LatePolicy;
     onProvisioned?: (c: StackCopy) => void;
   },
   dice: Dice,
 ): Promise<World> => {
+  const latePolicy = o.latePolicy ?? (dice.chance(0.5) ? 'quarantine' : 'amend');
   // A copy of the synthesized stack, exactly as the template defines it.
   const copy = await provisionStackCopy({
     assemblyDir: o.assemblyDir,
@@ -88,8 +106,18 @@ export const buildWorld = async (
   const admin = adminClients(o.endpoint, LOCAL_REGION);
   const faults = new FaultInjector();
   const clients = faultyClients(o.endpoint, faults, dice);
-  const ingestConfig = loadIngestConfig(copy.ingestEnvironment);
+  // The policy as `-c latePolicy=…` sets it: the same variable on the ingest function and the
+  // finalizer (the stack tests pin it).
+  const policy = { LATE_POLICY: latePolicy };
+  const ingestConfig = loadIngestConfig({ ...copy.ingestEnvironment, ...policy });
   const aggregateConfig = loadAggregateConfig(copy.aggregateEnvironment);
+  const finalizeConfig = loadFinalizeConfig({ ...copy.finalizeEnvironment, ...policy });
+  const store = new S3Store(admin.s3, bucket);
+  let clockAhead = 0;
+  const finalizeHandler = createFinalizeHandler({
+    ports: { ...finalizerPorts(finalizeConfig, clients), now: () => Date.now() + clockAhead },
+    settings: finalizerSettings(finalizeConfig),
+  });
   return {
     copy,
     table: copy.outputs.TableName ?? '',
@@ -98,7 +126,13 @@ export const buildWorld = async (
     faults,
     aggregatorPorts: aggregatorPorts(aggregateConfig, clients),
     judgePorts: aggregatorPorts(aggregateConfig, admin),
-    store: new S3Store(admin.s3, bucket),
+    store,
+    latePolicy,
+    versions: new VersionLog(store),
+    finalize: () => {
+      clockAhead += QUARANTINE_CLOSE_GRACE_MS + 1_000;
+      return finalizeHandler({}, lambdaContext('chaos-finalize', 120_000));
+    },
     newIngest: () =>
       createIngestHandler({
         ports: ingestPorts(ingestConfig, clients),

@@ -56,6 +56,14 @@ describe('chaos schedules', () => {
     expect(summary.eventConflicts).toBeGreaterThan(0);
     // And the table restored to an earlier copy, then recovered by the runbook's steps.
     expect(summary.restores).toBeGreaterThan(0);
+    // Hours finalized; events later than the lateness amended final hours under amend, and were
+    // refused under quarantine; every version read kept the lifecycle's promise (no mismatch).
+    expect(summary.lateSchedules).toBe(50);
+    expect(summary.quarantineSchedules).toBe(50);
+    expect(summary.finalizedHours).toBeGreaterThan(0);
+    expect(summary.amendedHours).toBeGreaterThan(0);
+    expect(summary.tooLate).toBeGreaterThan(0);
+    expect(summary.versionsRead).toBeGreaterThan(summary.finalizedHours);
   });
 
   it('holds on the default stack (coalescing FIFO aggregate queue) for a fresh random seed (printed: rerun a failure with --seed)', {

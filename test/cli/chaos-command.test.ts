@@ -33,20 +33,28 @@ describe('onceflow chaos', () => {
       failures: [],
     });
     expect(Object.keys(summary).sort()).toEqual([
+      'amendedHours',
       'crashPoints',
       'doubleCounted',
       'eventConflicts',
       'events',
       'failures',
+      'finalizedHours',
+      'lateSchedules',
       'lost',
       'mismatches',
+      'quarantineSchedules',
       'resentEvents',
       'restores',
       's3Conflicts',
       'schedules',
       'staleOverwrites',
+      'tooLate',
+      'versionsRead',
       'wideSchedules',
     ]);
+    // Half the schedules send events later than the lateness, half of those under quarantine.
+    expect(summary).toMatchObject({ lateSchedules: 8, quarantineSchedules: 8 });
     const one = await onceflow([
       'chaos',
       '--schedule-seed',
