@@ -1,18 +1,25 @@
 /**
  * `onceflow hours`: each hour's lifecycle as consumers see it — open, final, or amended after
  * final — with its revision, events and amendments, from the hour objects and the day indexes
- * (an hour without events is listed once it is final).
+ * (an hour without events is listed once it is final). For operators, an open hour the finalizer
+ * has closed shows `closing`: under latePolicy quarantine its late events are already refused,
+ * and it becomes final on the finalizer's next run once no batch in progress holds it.
  */
 import Table from 'cli-table3';
 import type { Command } from 'commander';
+import { DynamoFinalMarks } from '../../adapters/dynamo-hours.ts';
 import { S3Store } from '../../adapters/s3.ts';
+import type { FinalMarks } from '../../shared/finalizer.ts';
 import { type HourState, stateOf } from '../../shared/lifecycle.ts';
 import { json, run, target } from '../program.ts';
 import { parseInterval } from './interval.ts';
 
+/** The consumer's states, and `closing`: open in its object, closed by the finalizer. */
+export type HourRowState = HourState | 'closing';
+
 export interface HourRow {
   readonly hour: string;
-  readonly state: HourState;
+  readonly state: HourRowState;
   readonly revision: number;
   readonly events: number;
   readonly amendments: number;
@@ -21,12 +28,18 @@ export interface HourRow {
 }
 
 /** Every hour with an object, and every final hour without events, sorted by hour. */
-export const listHours = async (store: S3Store): Promise<HourRow[]> => {
+export const listHours = async (
+  store: S3Store,
+  marks: Pick<FinalMarks, 'marksOf'>,
+): Promise<HourRow[]> => {
   const rows = new Map<string, HourRow>();
-  for (const { aggregate, lifecycle } of await store.listHourObjects()) {
+  const objects = await store.listHourObjects();
+  const open = objects.filter((o) => stateOf(o.lifecycle) === 'open').map((o) => o.aggregate.hour);
+  const closed = await marks.marksOf(open);
+  for (const { aggregate, lifecycle } of objects) {
     rows.set(aggregate.hour, {
       hour: aggregate.hour,
-      state: stateOf(lifecycle),
+      state: closed.has(aggregate.hour) ? 'closing' : stateOf(lifecycle),
       revision: aggregate.revision,
       events: aggregate.events,
       amendments: lifecycle.amendments ?? 0,
@@ -44,7 +57,9 @@ export const listHours = async (store: S3Store): Promise<HourRow[]> => {
 export const register = (program: Command): void => {
   program
     .command('hours')
-    .description('each hour’s state (open, final, amended), revision, events and amendments')
+    .description(
+      'each hour’s state (open, closing, final, amended), revision, events and amendments',
+    )
     .option('--from <time>', 'first hour (inclusive)')
     .option('--to <time>', 'end hour (exclusive)')
     .option('--json', 'print JSON sorted by hour')
@@ -53,12 +68,12 @@ export const register = (program: Command): void => {
       run(async (o: { from?: string; to?: string; json?: boolean }) => {
         const interval = parseInterval(o.from, o.to, false);
         const t = await target();
-        const rows = (await listHours(new S3Store(t.clients.s3, t.output('BucketName')))).filter(
-          (r) => {
-            const ms = Date.parse(r.hour);
-            return !interval || (ms >= interval.fromMs && ms < interval.toMs);
-          },
-        );
+        const store = new S3Store(t.clients.s3, t.output('BucketName'));
+        const marks = new DynamoFinalMarks(t.clients.dynamo, t.output('TableName'));
+        const rows = (await listHours(store, marks)).filter((r) => {
+          const ms = Date.parse(r.hour);
+          return !interval || (ms >= interval.fromMs && ms < interval.toMs);
+        });
         if (o.json) {
           json(rows);
           return 0;
@@ -76,9 +91,10 @@ export const register = (program: Command): void => {
             String(r.amendments),
             r.finalizedAt ?? '',
           ]);
-        const count = (s: HourState) => rows.filter((r) => r.state === s).length;
+        const count = (s: HourRowState) => rows.filter((r) => r.state === s).length;
+        const closing = count('closing') > 0 ? `, ${count('closing')} closing` : '';
         console.log(
-          `${table.toString()}\n${rows.length} hours: ${count('open')} open, ${count('final')} final, ${count('amended')} amended`,
+          `${table.toString()}\n${rows.length} hours: ${count('open')} open${closing}, ${count('final')} final, ${count('amended')} amended`,
         );
         return 0;
       }),

@@ -3,6 +3,9 @@
  * which of its hours are too late, and what it refuses is quarantined whole, never half applied.
  */
 import { describe, expect, it } from 'vitest';
+import { DynamoFinalMarks } from '../../adapters/dynamo-hours.ts';
+import { S3Store } from '../../adapters/s3.ts';
+import { listHours } from '../../cli/commands/hours.ts';
 import { QUARANTINE_CLOSE_GRACE_MS } from '../../shared/finalizer.ts';
 import { apply, batch, DAY, H09, objectOf } from '../support/hours.ts';
 import { createPipeline, type Pipeline } from '../support/pipeline.ts';
@@ -31,11 +34,22 @@ describe('latePolicy quarantine', () => {
     const first = await finalizeLater();
     expect(first).toMatchObject({ finalized: [], closed: [H09], heldBy: 'closing' });
     expect(await objectOf(p, H09)).not.toHaveProperty('final');
+    // `onceflow hours` shows it closing to operators (its object still says open).
+    const hours = () =>
+      listHours(
+        new S3Store(p.admin.s3, p.bucketName),
+        new DynamoFinalMarks(p.admin.dynamo, p.tableName),
+      );
+    expect((await hours()).map((h) => [h.hour, h.state])).toEqual([
+      [H09, 'closing'],
+      [H12, 'open'],
+    ]);
     // Run again at once: still inside the grace.
     expect(await p.finalize()).toMatchObject({ finalized: [], heldBy: 'closing' });
     const second = await finalizeLater();
     expect(second.finalized.map((f) => [f.hour, f.events])).toEqual([[H09, 1]]);
     expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 1 });
+    expect((await hours()).map((h) => h.state)).toEqual(['final', 'open']);
   });
 
   it('refuses a batch’s events of a closed hour as too-late, applies its other hours, and does so once', async () => {
