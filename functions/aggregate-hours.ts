@@ -18,7 +18,7 @@ import { loadTracing, NO_TRACING, type Tracing } from '../adapters/tracing.ts';
 import { aggregateDependencies } from '../adapters/wiring.ts';
 import { type AggregatorPorts, type PublishOutcome, publishHour } from '../shared/aggregator.ts';
 import { loadAggregateConfig, loadTracingConfig } from '../shared/config.ts';
-import { type DayIndexPorts, publishDayIndex } from '../shared/day-index.ts';
+import { type DayIndexPorts, ensureListed, publishDayIndex } from '../shared/day-index.ts';
 import { boundDetail } from '../shared/errors.ts';
 import type { Quarantine } from '../shared/ingest.ts';
 import { describeValidationIssues, HourMessageSchema } from '../shared/schema.ts';
@@ -103,7 +103,20 @@ export const createAggregateHandler = (
           // After the hour object: its day's index never lists what the object does not say.
           if (outcome.lifecycle.final) await publishDayIndex(parsed.hour.slice(0, 10), index);
         }
-        if (outcome.kind === 'unchanged') metrics.addMetric('HoursUnchanged', MetricUnit.Count, 1);
+        if (outcome.kind === 'unchanged') {
+          metrics.addMetric('HoursUnchanged', MetricUnit.Count, 1);
+          // A redelivery after a crash between the object and its index completes the index.
+          if (outcome.lifecycle.final)
+            await ensureListed(
+              {
+                hour: parsed.hour,
+                revision: outcome.aggregate.revision,
+                events: outcome.aggregate.events,
+                amendments: outcome.lifecycle.amendments ?? 0,
+              },
+              index,
+            );
+        }
         logger.info('hour published', { hour: parsed.hour, outcome: outcome.kind });
       };
       const handle = loggingFailures(logger, metrics, recordHandler);

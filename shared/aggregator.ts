@@ -60,7 +60,12 @@ export type PublishOutcome =
       readonly amended: boolean;
       readonly previousRevision?: number;
     }
-  | { readonly kind: 'unchanged'; readonly aggregate: HourAggregate }
+  | {
+      readonly kind: 'unchanged';
+      readonly aggregate: HourAggregate;
+      /** The stored object's lifecycle (the same as it would publish). */
+      readonly lifecycle: HourLifecycle;
+    }
   | { readonly kind: 'deleted' }
   | { readonly kind: 'empty' };
 
@@ -94,7 +99,9 @@ export const publishHour = async (
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const { stored, aggregate, action, lifecycle, amended } = await planHour(hour, ports);
     if (action === 'unchanged') {
-      return aggregate.events === 0 ? { kind: 'empty' } : { kind: 'unchanged', aggregate };
+      return aggregate.events === 0
+        ? { kind: 'empty' }
+        : { kind: 'unchanged', aggregate, lifecycle };
     }
     if (action === 'delete' && stored) {
       // Only after a restore or a manual edit: an hour without events has no object.

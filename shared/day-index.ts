@@ -80,3 +80,22 @@ export const publishDayIndex = async (date: string, ports: DayIndexPorts): Promi
   }
   throw new RetryableError(`day index ${date}: lost ${MAX_ATTEMPTS} publish races in a row`);
 };
+
+/**
+ * Republishes a final hour's day index unless it already lists the hour as its object says: a
+ * publication that crashed between the object and the index (or lost its index race) is redone
+ * by the redelivery, which finds the object unchanged. One read when the index is current.
+ */
+export const ensureListed = async (entry: DayIndexEntry, ports: DayIndexPorts): Promise<void> => {
+  const date = entry.hour.slice(0, 10);
+  const listed = (await ports.objects.getDayIndex(date))?.index?.hours.find(
+    (h) => h.hour === entry.hour,
+  );
+  if (
+    listed?.revision === entry.revision &&
+    listed.amendments === entry.amendments &&
+    listed.events === entry.events
+  )
+    return;
+  await publishDayIndex(date, ports);
+};

@@ -176,6 +176,35 @@ describe.concurrent('a crash at every step of the finalizer', () => {
   );
 });
 
+describe.concurrent('a crash in an amendment', () => {
+  const steps = [
+    {
+      name: 'the hour object',
+      when: (input: unknown) => !JSON.stringify(input).includes('_final/'),
+    },
+    { name: 'the day index', when: (input: unknown) => JSON.stringify(input).includes('_final/') },
+  ];
+  const cases = steps.flatMap((step) =>
+    (['crash-before', 'crash-after'] as FaultKind[]).map((kind) => ({ ...step, kind })),
+  );
+  it.each(cases)(
+    'counts the amendment once and lists it when $name has $kind',
+    async ({ kind, when }) => {
+      const p = await createPipeline();
+      await apply(p, batch('09:10'), batch('12:40'));
+      await p.finalize();
+      p.faults.add({ site: 'PutObject:aggregates', kind, when });
+      await apply(p, batch('09:55'));
+      expect(p.faults.fired).toEqual([`${kind}@PutObject:aggregates`]);
+      const amended = await objectOf(p, H09);
+      expect(amended).toMatchObject({ final: true, amendments: 1, events: 2 });
+      expect((await dayIndex(p))?.hours).toEqual([
+        { hour: H09, revision: amended?.revision, events: 2, amendments: 1 },
+      ]);
+    },
+  );
+});
+
 describe('the finalizer in the local runtime', () => {
   const emulators = useEmulators();
 
