@@ -299,9 +299,10 @@ describe('onceflow against the local stack', () => {
     const dlq = s.outputs.OrdersDlqUrl ?? '';
     const sqs = s.runtime.clients.sqs;
     await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: seedBatches()[0] }));
-    // Someone peeks at it: in flight for 3 s, where a move task cannot take it.
+    // Someone peeks at it: in flight for 15 s, where a move task cannot take it (long enough to
+    // still be in flight when the CLI's process has started on a busy machine).
     const peeked = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: dlq, VisibilityTimeout: 3, WaitTimeSeconds: 1 }),
+      new ReceiveMessageCommand({ QueueUrl: dlq, VisibilityTimeout: 15, WaitTimeSeconds: 1 }),
     );
     expect(peeked.Messages).toHaveLength(1);
     const replayed = await s.cli('replay', 'dlq', '--queue', 'orders');
