@@ -12,7 +12,6 @@ import { RetryableError } from '../shared/errors.ts';
 import type { FinalMarks } from '../shared/finalizer.ts';
 import type { FinalMark } from '../shared/lifecycle.ts';
 import { type EventClock, watermarkStepOf } from '../shared/watermark.ts';
-import { toFinalMark } from './dynamo.ts';
 import {
   batchGet,
   finalizerCursorKey,
@@ -22,6 +21,7 @@ import {
   keyOf,
   N,
   S,
+  toFinalMark,
   WATERMARK_ATTRIBUTE,
   watermarkKey,
 } from './dynamo-items.ts';

@@ -11,6 +11,7 @@ import {
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { stableHash } from '../shared/digest.ts';
+import type { FinalMark } from '../shared/lifecycle.ts';
 
 export type Item = Record<string, AttributeValue>;
 
@@ -184,3 +185,15 @@ export const itemBytes = (item: Item | undefined): number =>
     (s, [name, value]) => s + Buffer.byteLength(name) + valueBytes(value),
     0,
   );
+
+/** Counter items' sort key, `SHARD#<nnn>#<currency>`, and their attributes `n:`/`a:<status>`. */
+export const COUNTER_SK = /^SHARD#\d{3}#([A-Z]{3})$/;
+export const COUNTER_ATTRIBUTE = /^([na]):([a-z]+)$/;
+
+/** An hour's `FINAL` item as the finalizer's mark. */
+export const toFinalMark = (item: Item): FinalMark => ({
+  // Marks written before closing existed were final at once: closed when finalized.
+  closedAtMs: Number(readInteger(item, item.closedAt ? 'closedAt' : 'finalizedAt')),
+  ...(item.finalizedAt?.N === undefined ? {} : { finalizedAtMs: Number(item.finalizedAt.N) }),
+  ...(item.finalRevision?.N === undefined ? {} : { finalRevision: Number(item.finalRevision.N) }),
+});

@@ -9,24 +9,19 @@ import {
   type DynamoDBClient,
   PutItemCommand,
   paginateQuery,
-  QueryCommand,
   TransactionCanceledException,
   type TransactWriteItem,
   TransactWriteItemsCommand,
   type TransactWriteItemsCommandInput,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { Cell, CounterDelta, CounterShard } from '../shared/aggregate.ts';
-import type { CounterReader, HourCounters } from '../shared/aggregator.ts';
+import type { CounterDelta } from '../shared/aggregate.ts';
 import { RetryableError } from '../shared/errors.ts';
 import type { BatchPlan, ClaimResult, Ledger, LedgerEntry } from '../shared/ingest.ts';
-import type { FinalMark } from '../shared/lifecycle.ts';
 import {
   BATCH_PK_PREFIX,
   batchGet,
-  FINAL_SK,
   getItem,
-  HOUR_PK_PREFIX,
   hourPartition,
   type Item,
   keyOf,
@@ -82,10 +77,8 @@ const counterKey = (hour: string, shard: number, currency: string) => ({
   pk: hourPartition(hour),
   sk: `SHARD#${shard.toString().padStart(3, '0')}#${currency}`,
 });
-const COUNTER_SK = /^SHARD#\d{3}#([A-Z]{3})$/;
 const eventsAttribute = (status: string) => `n:${status}`;
 const amountAttribute = (status: string) => `a:${status}`;
-const COUNTER_ATTRIBUTE = /^([na]):([a-z]+)$/;
 
 const counterUpdate = (table: string, shard: number, delta: CounterDelta): TransactWriteItem => {
   const names: Record<string, string> = { '#rev': 'rev' };
@@ -337,71 +330,3 @@ export class DynamoLedger implements Ledger {
     }
   }
 }
-
-const toShard = (item: Item): CounterShard => {
-  const currency = COUNTER_SK.exec(item.sk?.S ?? '')?.[1];
-  if (currency === undefined) return { updates: 0n, cells: [] };
-  const cells = new Map<
-    string,
-    { status: string; currency: string; events: bigint; amountMinor: bigint }
-  >();
-  for (const [name, value] of Object.entries(item)) {
-    const m = COUNTER_ATTRIBUTE.exec(name);
-    if (!m || value.N === undefined) continue;
-    const [, kind, status = ''] = m;
-    const cell = cells.get(status) ?? { status, currency, events: 0n, amountMinor: 0n };
-    if (kind === 'n') cell.events = BigInt(value.N);
-    else cell.amountMinor = BigInt(value.N);
-    cells.set(status, cell);
-  }
-  return {
-    updates: item.rev?.N === undefined ? 0n : BigInt(item.rev.N),
-    cells: [...cells.values()] as Cell[],
-  };
-};
-
-export class DynamoCounterReader implements CounterReader {
-  readonly #client: DynamoDBClient;
-  readonly #table: string;
-
-  constructor(client: DynamoDBClient, table: string) {
-    this.#client = client;
-    this.#table = table;
-  }
-
-  /** Every hour that has counter items, sorted (a scan: for operators). */
-  async hours(): Promise<string[]> {
-    const items = await scanPrefix(this.#client, this.#table, HOUR_PK_PREFIX);
-    return [...new Set(items.map((i) => (i.pk?.S ?? '').slice(HOUR_PK_PREFIX.length)))].sort();
-  }
-
-  async readHour(hour: string): Promise<HourCounters> {
-    const shards: CounterShard[] = [];
-    let mark: FinalMark | undefined;
-    let startKey: Item | undefined;
-    do {
-      const page = await this.#client.send(
-        new QueryCommand({
-          TableName: this.#table,
-          ConsistentRead: true,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': S(hourPartition(hour)) },
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        if (item.sk?.S === FINAL_SK) mark = toFinalMark(item);
-        else shards.push(toShard(item));
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return { shards, mark };
-  }
-}
-
-export const toFinalMark = (item: Item): FinalMark => ({
-  // Marks written before closing existed were final at once: closed when finalized.
-  closedAtMs: Number(readInteger(item, item.closedAt ? 'closedAt' : 'finalizedAt')),
-  ...(item.finalizedAt?.N === undefined ? {} : { finalizedAtMs: Number(item.finalizedAt.N) }),
-  ...(item.finalRevision?.N === undefined ? {} : { finalRevision: Number(item.finalRevision.N) }),
-});

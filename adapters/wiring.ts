@@ -10,7 +10,8 @@ import {
 import type { IngestPorts, IngestSettings } from '../shared/ingest.ts';
 import { hourOfArchiveKey } from '../shared/keys.ts';
 import type { AwsClients } from './clients.ts';
-import { DynamoCounterReader, DynamoLedger } from './dynamo.ts';
+import { DynamoLedger } from './dynamo.ts';
+import { DynamoCounterReader } from './dynamo-counters.ts';
 import { DynamoEventClock, DynamoFinalMarks } from './dynamo-hours.ts';
 import { DynamoOrderStore } from './dynamo-orders.ts';
 import { S3Store } from './s3.ts';

@@ -16,7 +16,7 @@
 import type { StackCopy } from '../local/stack-copy.ts';
 import { maxReceiveCount } from '../local/stack-copy.ts';
 import { mapLimit } from '../shared/concurrency.ts';
-import type { LatePolicy } from '../shared/ingest.ts';
+import type { LatePolicy } from '../shared/late-policy.ts';
 import { deliveryFor } from './chaos/delivery.ts';
 import { diceFor } from './chaos/dice.ts';
 import { CRASH_POINTS, drawFaults } from './chaos/draw-faults.ts';

@@ -15,11 +15,11 @@
 import { type CounterDelta, counterDeltas } from './aggregate.ts';
 import { eventsByOrder, type Settlement } from './claims.ts';
 import { mapLimit } from './concurrency.ts';
-import { type ConflictRecord, eventContent, reportConflict } from './conflicts.ts';
+import { type ConflictRecord, reportConflict } from './conflicts.ts';
 import { batchDigest, stableHash } from './digest.ts';
 import { BatchConflictError, InvalidMessageError, type RejectReason } from './errors.ts';
 import { rawArchiveKey } from './keys.ts';
-import type { FinalMark } from './lifecycle.ts';
+import { type HourMarks, type LatePolicy, lateHoursOf, reportTooLate } from './late-policy.ts';
 import { type OrderBatch, type OrderEvent, validateBatch } from './schema.ts';
 import { formatHour } from './time.ts';
 import type { EventClock } from './watermark.ts';
@@ -134,11 +134,6 @@ export interface Ledger {
   recordLateHours(plan: BatchPlan, hours: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
-/** What the quarantine policy reads: the finalizer's marks (strongly consistent). */
-export interface HourMarks {
-  marksOf(hours: readonly string[]): Promise<ReadonlyMap<string, FinalMark>>;
-}
-
 /** The batch settling an order's events, and how long its claims must be kept. */
 export interface Claimant {
   readonly batchId: string;
@@ -198,13 +193,6 @@ export interface IngestPorts {
   readonly now: () => number;
 }
 
-/**
- * What happens to an event whose hour is already closed or final: `amend` applies it and the
- * hour is republished with its amendments count raised; `quarantine` refuses the batch's events
- * of that hour (`too-late`, in rejects/) and applies the rest.
- */
-export type LatePolicy = 'amend' | 'quarantine';
-
 export interface IngestSettings {
   readonly counterShards: number;
   /** Bodies larger than this are quarantined as oversize. */
@@ -263,48 +251,6 @@ export const parseBatchBody = (body: string, maxBodyBytes: number): OrderBatch =
 
 const isCommitted = (entry: LedgerEntry) => entry.doneParts.size >= entry.parts;
 
-/**
- * Quarantines a batch's events of one closed hour: nothing of them was applied. The body is those
- * events as a batch of their own, named after the original (whose id stays taken), so an operator
- * can read them, and re-send them under a new batch id should the hour be reopened by hand.
- */
-const reportTooLate = async (
-  plan: BatchPlan,
-  hour: string,
-  message: IncomingMessage,
-  ports: Pick<IngestPorts, 'quarantine'>,
-) => {
-  const events = plan.batch.events.filter((e) => e.hour === hour);
-  await ports.quarantine.put({
-    source: 'ingest',
-    messageId: message.messageId,
-    sentAtMs: message.sentAtMs,
-    reason: 'too-late',
-    detail: `${events.length} event(s) of batch ${plan.batch.batchId} in hour ${hour}, which was closed or final when the batch arrived (latePolicy quarantine); the batch's other hours were applied`,
-    batchId: plan.batch.batchId,
-    body: JSON.stringify({ batchId: plan.batch.batchId, events: events.map(eventContent) }),
-    id: `${plan.batch.batchId}/too-late/${hour}`,
-  });
-};
-
-/**
- * The batch's hours it must not touch. Decided once, after the claim put the batch in the pending
- * index, from the marks read then (see shared/finalizer.ts), and kept in the ledger: every
- * delivery follows the first decision, so a batch is never half applied to an hour.
- */
-const lateHoursOf = async (
-  plan: BatchPlan,
-  claim: ClaimResult,
-  ports: IngestPorts,
-  settings: IngestSettings,
-): Promise<ReadonlySet<string>> => {
-  if (settings.latePolicy !== 'quarantine') return new Set();
-  const decided = claim.claimed ? undefined : claim.entry.lateHours;
-  if (decided) return decided;
-  const closed = await ports.marks.marksOf(plan.hours);
-  return ports.ledger.recordLateHours(plan, [...closed.keys()]);
-};
-
 const claimAndApply = async (
   plan: BatchPlan,
   message: IncomingMessage,
@@ -343,7 +289,7 @@ const claimAndApply = async (
     done = claim.entry.doneParts;
   }
 
-  const late = await lateHoursOf(plan, claim, ports, settings);
+  const late = await lateHoursOf(plan, claim, ports, settings.latePolicy);
   await ports.archive.putOnce(plan.archiveKey, message.body);
   // Filed under the first claim's hour, so every delivery of the batch writes the same marker.
   const firstReceived = claim.claimed ? receivedAtMs : claim.entry.receivedAtMs;

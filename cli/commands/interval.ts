@@ -1,5 +1,5 @@
 /** Intervals of whole UTC hours, and the aggregator ports a target gives. */
-import { DynamoCounterReader } from '../../adapters/dynamo.ts';
+import { DynamoCounterReader } from '../../adapters/dynamo-counters.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import type { AggregatorPorts } from '../../shared/aggregator.ts';
 import { parseEventTime } from '../../shared/time.ts';

@@ -1,7 +1,7 @@
 /** `onceflow reconcile` and `verify`: hour objects against the counters. */
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { DynamoCounterReader } from '../../adapters/dynamo.ts';
+import { DynamoCounterReader } from '../../adapters/dynamo-counters.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { planHour, publishHour } from '../../shared/aggregator.ts';
 import { hoursBetween, parseHour } from '../../shared/time.ts';

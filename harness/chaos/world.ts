@@ -27,7 +27,7 @@ import { provisionStackCopy, type StackCopy } from '../../local/stack-copy.ts';
 import type { AggregatorPorts } from '../../shared/aggregator.ts';
 import { loadAggregateConfig, loadFinalizeConfig, loadIngestConfig } from '../../shared/config.ts';
 import { type FinalizerRun, QUARANTINE_CLOSE_GRACE_MS } from '../../shared/finalizer.ts';
-import type { LatePolicy } from '../../shared/ingest.ts';
+import type { LatePolicy } from '../../shared/late-policy.ts';
 import { FaultInjector } from '../faults.ts';
 import type { Dice } from './dice.ts';
 import { VersionLog } from './versions.ts';
