@@ -134,7 +134,7 @@ export const finalizeHours = async (
 
   const finalized: FinalizedHour[] = [];
   for (const candidate of candidates) {
-    let mark = marks.get(candidate);
+    const mark = marks.get(candidate);
     if (mark?.finalizedAtMs === undefined) {
       if (!mark || (grace > 0 && mark.closedAtMs + grace > pending.atMs)) {
         heldBy = 'closing';
@@ -144,7 +144,7 @@ export const finalizeHours = async (
         heldBy = 'pending-batch';
         break;
       }
-      mark = await ports.marks.confirm(candidate, ports.now());
+      await ports.marks.confirm(candidate, ports.now());
     }
     const published = publishedOf(await publishHour(candidate, ports.aggregator));
     await ports.marks.recordFinalRevision(candidate, published.revision);
