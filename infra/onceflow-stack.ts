@@ -9,6 +9,7 @@ import {
 } from 'aws-cdk-lib';
 import { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct, IConstruct } from 'constructs';
 import { PipelineAlarms } from './constructs/alarms.ts';
@@ -246,44 +247,35 @@ export class OnceflowStack extends Stack {
         resources: [`${table.tableArn}/index/${OrderTable.PENDING_INDEX.name}`],
       }),
     );
-    this.finalizeHours.fn.addToRolePolicy(
-      new PolicyStatement({
-        effect: Effect.ALLOW,
-        actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
-        resources: [bucket.arnForObjects('aggregates/hourly/*')],
-      }),
-    );
-    // Listing: the earliest archived hour (where the first run starts), and 404s, not 403s, for
-    // hours without an object.
-    this.finalizeHours.fn.addToRolePolicy(
-      new PolicyStatement({
-        effect: Effect.ALLOW,
-        actions: ['s3:ListBucket'],
-        resources: [bucket.bucketArn],
-        conditions: { StringLike: { 's3:prefix': ['raw/*', 'aggregates/hourly/*'] } },
-      }),
-    );
-    this.aggregate.fn.addToRolePolicy(
-      new PolicyStatement({
-        effect: Effect.ALLOW,
-        actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
-        resources: [bucket.arnForObjects('aggregates/hourly/*')],
-      }),
-    );
+    /**
+     * Publishing hour objects: read, write and delete them, and list (besides `also`) so a
+     * missing hour answers 404, not 403.
+     */
+    const publishesHours = (fn: IFunction, also: readonly string[] = []) => {
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+          resources: [bucket.arnForObjects('aggregates/hourly/*')],
+        }),
+      );
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: ['s3:ListBucket'],
+          resources: [bucket.bucketArn],
+          conditions: { StringLike: { 's3:prefix': [...also, 'aggregates/hourly/*'] } },
+        }),
+      );
+    };
+    // The finalizer also lists the archive: the earliest archived hour is where it first starts.
+    publishesHours(this.finalizeHours.fn, ['raw/*']);
+    publishesHours(this.aggregate.fn);
     this.aggregate.fn.addToRolePolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
         actions: ['s3:PutObject'],
         resources: [bucket.arnForObjects('rejects/aggregate/*')],
-      }),
-    );
-    // Without ListBucket, GetObject of a missing hour answers 403 instead of 404.
-    this.aggregate.fn.addToRolePolicy(
-      new PolicyStatement({
-        effect: Effect.ALLOW,
-        actions: ['s3:ListBucket'],
-        resources: [bucket.bucketArn],
-        conditions: { StringLike: { 's3:prefix': ['aggregates/hourly/*'] } },
       }),
     );
 
