@@ -144,10 +144,14 @@ try {
     `freshness measured at ${o.freshRate} events/s for ${o.freshSeconds} s, before and after`,
   );
   // The highest rate whose orders queue does not grow: doubling steps of 20 s, then one step
-  // halfway between the last rate sustained and the first not. A queue holding less than one
-  // second of batches when the stream ends kept up (a single reading catches batches in flight).
-  const keptUp = (run: FreshnessRun) =>
-    run.backlogAtEnd <= Math.ceil(run.rateEventsPerSec / FRESH_BATCH_SIZE);
+  // halfway between the last rate sustained and the first not. A queue kept up when it held less
+  // than one second of batches at the end of the stream, and its depth over the last third of
+  // the stream was not more than a second of batches above its depth over the first third (one
+  // reading at the end alone can fall on a lull of a queue that is falling behind).
+  const keptUp = (run: FreshnessRun) => {
+    const second = Math.ceil(run.rateEventsPerSec / FRESH_BATCH_SIZE);
+    return run.backlogAtEnd <= second && run.backlogGrowth <= second;
+  };
   let sustained = keptUp(steady) ? o.freshRate : 0;
   let atSustained: FreshnessRun = steady;
   let failedAt: number | undefined;
@@ -158,7 +162,9 @@ try {
       sustained = rate;
       atSustained = run;
     } else failedAt = rate;
-    console.error(`  ${rate} events/s: ${ok ? 'sustained' : 'queue grew'}`);
+    console.error(
+      `  ${rate} events/s: ${ok ? 'sustained' : 'queue grew'} (p99 ${run.p99Ms} ms, queue ${run.backlogMax} at most, grew by ${run.backlogGrowth}, ${run.backlogAtEnd} at the end)`,
+    );
   };
   for (let rate = o.freshRate * 2; sustained === rate / 2 && rate <= 3200; rate *= 2)
     await step(rate);

@@ -175,14 +175,15 @@ export class OnceflowStack extends Stack {
     this.ingest.fn.addToRolePolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
-        // GetItem: an order before settling it, a ledger entry for a conflict report; PutItem:
-        // the ledger claim; UpdateItem: order writes and the commit transaction's items; under
-        // latePolicy quarantine, BatchGetItem: the final marks of a batch's hours.
+        // BatchGetItem: a batch's orders before settling them (and, under latePolicy
+        // quarantine, the final marks of its hours); GetItem: an order read again after a write
+        // of its own, a ledger entry for a conflict report; PutItem: the ledger claim;
+        // UpdateItem: order writes and the commit transaction's items.
         actions: [
+          'dynamodb:BatchGetItem',
           'dynamodb:GetItem',
           'dynamodb:PutItem',
           'dynamodb:UpdateItem',
-          ...(settings.latePolicy === 'quarantine' ? ['dynamodb:BatchGetItem'] : []),
         ],
         resources: [table.tableArn],
       }),

@@ -14,7 +14,6 @@
  */
 import { type CounterDelta, counterDeltas } from './aggregate.ts';
 import { eventsByOrder, type Settlement } from './claims.ts';
-import { mapLimit } from './concurrency.ts';
 import { type ConflictRecord, reportConflict } from './conflicts.ts';
 import { batchDigest, stableHash } from './digest.ts';
 import { BatchConflictError, InvalidMessageError, type RejectReason } from './errors.ts';
@@ -144,10 +143,15 @@ export interface Claimant {
 
 export interface OrderStore {
   /**
-   * Settles one order's events of a batch (see `settleOrder`) and writes the new claims and
-   * state in one atomic write; returns what was settled.
+   * Settles each order's events of a batch (see `settleOrder`), writing each order's new claims
+   * and state in one atomic write, at most `concurrency` orders at a time; returns what was
+   * settled, order by order as given.
    */
-  settle(events: readonly OrderEvent[], claimant: Claimant): Promise<Settlement>;
+  settle(
+    orders: readonly (readonly OrderEvent[])[],
+    claimant: Claimant,
+    concurrency: number,
+  ): Promise<Settlement[]>;
 }
 
 export interface RawArchive {
@@ -298,9 +302,7 @@ const claimAndApply = async (
   const onTime = plan.orders
     .map((events) => events.filter((e) => !late.has(e.hour)))
     .filter((events) => events.length > 0);
-  const settled = await mapLimit(onTime, settings.writeConcurrency, (events) =>
-    ports.orders.settle(events, claimant),
-  );
+  const settled = await ports.orders.settle(onTime, claimant, settings.writeConcurrency);
   const counted = settled.flatMap((s) => s.ours);
   const conflicts = settled.flatMap((s) => s.conflicts);
   // Reported before the commit: after it, a redelivery would stop at the ledger and a crash in

@@ -20,6 +20,9 @@ const HOUR = 3_600_000;
 /** Batches per hour: 2^40 minor units (11 dollar digits) stays within the 15 allowed. */
 const BATCHES_PER_HOUR = 40;
 
+/** How often the orders queue's depth is read while the stream runs. */
+const DEPTH_EVERY_MS = 500;
+
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const hourAt = (h: number) => new Date(START + h * HOUR).toISOString().replace('.000Z', 'Z');
 const dollars = (minor: bigint) => `${minor / 100n}.${String(minor % 100n).padStart(2, '0')}`;
@@ -40,6 +43,14 @@ export interface FreshnessRun {
   readonly p99Ms: number;
   /** Messages waiting in the orders queue when the stream ended (a growing queue: not sustained). */
   readonly backlogAtEnd: number;
+  /**
+   * How much the orders queue grew over the stream: the mean of its depth (messages waiting,
+   * read every `depthEveryMs`) over the last third of the stream less that over the first third.
+   * A queue that keeps up stays level; one that falls behind grows all along.
+   */
+  readonly backlogGrowth: number;
+  /** The deepest the orders queue was while the stream ran. */
+  readonly backlogMax: number;
   /** S3 PUTs of hour objects, per hour object, per minute of the stream. */
   readonly putsPerHourObjectPerMinute: number;
   /**
@@ -126,6 +137,26 @@ export const measureFreshness = async (options: {
       }
     })();
 
+    // The orders queue's depth, through the stream.
+    const depths: { at: number; waiting: number }[] = [];
+    const waiting = async () =>
+      Number(
+        (
+          await sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: queueUrl,
+              AttributeNames: ['ApproximateNumberOfMessages'],
+            }),
+          )
+        ).Attributes?.ApproximateNumberOfMessages ?? 0,
+      );
+    const sample = (async () => {
+      while (sending) {
+        depths.push({ at: performance.now(), waiting: await waiting() });
+        await delay(DEPTH_EVERY_MS);
+      }
+    })();
+
     // The producer: one SendMessage per batch, on schedule.
     const started = performance.now();
     for (let i = 0; i < batches; i++) {
@@ -154,14 +185,17 @@ export const measureFreshness = async (options: {
         }),
       );
     }
-    const streamSeconds = (performance.now() - started) / 1000;
-    const attributes = await sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: queueUrl,
-        AttributeNames: ['ApproximateNumberOfMessages'],
-      }),
-    );
+    const ended = performance.now();
+    const streamSeconds = (ended - started) / 1000;
+    const backlogAtEnd = await waiting();
     sending = false;
+    await sample;
+    const meanDepth = (from: number, to: number) => {
+      const within = depths.filter((d) => d.at >= from && d.at < to).map((d) => d.waiting);
+      return within.reduce((a, b) => a + b, 0) / Math.max(1, within.length);
+    };
+    const third = (ended - started) / 3;
+    const backlogGrowth = meanDepth(ended - third, ended) - meanDepth(started, started + third);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       observe,
@@ -195,7 +229,9 @@ export const measureFreshness = async (options: {
       p50Ms: Math.round(percentile(latencies, 50)),
       p95Ms: Math.round(percentile(latencies, 95)),
       p99Ms: Math.round(percentile(latencies, 99)),
-      backlogAtEnd: Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0),
+      backlogAtEnd,
+      backlogGrowth: Number(backlogGrowth.toFixed(1)),
+      backlogMax: Math.max(0, ...depths.map((d) => d.waiting)),
       putsPerHourObjectPerMinute: Number((putsPerObject / (streamSeconds / 60)).toFixed(1)),
       maxPutsPerHourObjectPerWindow: maxPerWindow,
       putsPerHourObjectPerWindow: Number(

@@ -5,11 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { touchesLedgerOf } from '../../adapters/dynamo.ts';
+import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
 import { ingestSettings } from '../../adapters/wiring.ts';
 import type { GeneratedEvent } from '../../harness/generate.ts';
 import { referenceModel } from '../../harness/model.ts';
 import { loadIngestConfig } from '../../shared/config.ts';
-import { ingestMessage } from '../../shared/ingest.ts';
+import { ingestMessage, planBatch } from '../../shared/ingest.ts';
+import { validateBatch } from '../../shared/schema.ts';
 import { createPipeline, type Pipeline, uniqueName } from '../support/pipeline.ts';
 
 const event = (
@@ -188,5 +190,77 @@ describe('claims under a ledger retention', () => {
     ]);
     await p.drainAggregates();
     expect((await p.hourly()).map((h) => h.events)).toEqual([1, 1]);
+  });
+});
+
+describe('settling the orders of a batch', () => {
+  const planOf = (batchId: string, events: readonly GeneratedEvent[]) => {
+    const result = validateBatch(JSON.parse(body(batchId, events)));
+    if (!result.ok) throw new Error(result.detail);
+    return planBatch(result.batch, { counterShards: 4 });
+  };
+
+  it('reads an order again instead of losing its condition when another settle of this process wrote it after the batch read', async () => {
+    const p = await createPipeline();
+    const orders = ['o1', 'o2', 'o3', 'o4'];
+    let reads = 0;
+    let writes = 0;
+    let lostConditions = 0;
+    let newerWritten = () => {};
+    const allWritten = new Promise<void>((resolve) => {
+      newerWritten = resolve;
+    });
+    p.clients.dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'BatchGetItemCommand' && ++reads === 2) {
+          // The older batch's read is taken at once but answered only after the newer batch has
+          // written every order: what it read is stale by then.
+          const result = await next(args);
+          await allWritten;
+          return result;
+        }
+        try {
+          const result = await next(args);
+          if (context.commandName === 'UpdateItemCommand' && ++writes === orders.length)
+            newerWritten();
+          return result;
+        } catch (error) {
+          if ((error as Error).name === 'ConditionalCheckFailedException') lostConditions++;
+          throw error;
+        }
+      },
+      { step: 'initialize', name: 'staleRead' },
+    );
+    const store = new DynamoOrderStore(p.clients.dynamo, p.tableName);
+    const newer = planOf(
+      uniqueName('newer'),
+      orders.map((o) => event(`${o}-paid`, o, 30, { status: 'paid' })),
+    );
+    const older = planOf(
+      uniqueName('older'),
+      orders.map((o) => event(`${o}-placed`, o, 10)),
+    );
+    const claimant = (batchId: string) => ({
+      batchId,
+      expiresAtSeconds: undefined,
+      nowMs: Date.now(),
+    });
+    const [first, second] = await Promise.all([
+      store.settle(newer.orders, claimant(newer.batch.batchId), 4),
+      store.settle(older.orders, claimant(older.batch.batchId), 4),
+    ]);
+    expect(reads).toBe(2);
+    expect(lostConditions).toBe(0);
+    // Every event claimed by its own batch; the older events claimed without taking the state.
+    expect(first?.flatMap((s) => s.ours.map((e) => e.eventId))).toEqual(
+      orders.map((o) => `${o}-paid`),
+    );
+    expect(second?.flatMap((s) => s.ours.map((e) => e.eventId))).toEqual(
+      orders.map((o) => `${o}-placed`),
+    );
+    expect(second?.filter((s) => s.newState)).toEqual([]);
+    expect((await p.orders()).map((o) => [o.orderId, o.status])).toEqual(
+      orders.map((o) => [o, 'paid']),
+    );
   });
 });
