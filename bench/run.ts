@@ -163,7 +163,7 @@ try {
       atSustained = run;
     } else failedAt = rate;
     console.error(
-      `  ${rate} events/s: ${ok ? 'sustained' : 'queue grew'} (p99 ${run.p99Ms} ms, queue ${run.backlogMax} at most, grew by ${run.backlogGrowth}, ${run.backlogAtEnd} at the end)`,
+      `  ${rate} events/s: ${ok ? 'sustained' : 'queue grew'} (p99 ${run.p99Ms} ms, queue ${run.backlogMax} at most, grew by ${run.backlogGrowth}, ${run.backlogAtEnd} at the end; failed messages ${JSON.stringify(run.failedMessages)})`,
     );
   };
   for (let rate = o.freshRate * 2; sustained === rate / 2 && rate <= 3200; rate *= 2)

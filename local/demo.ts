@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import * as v from 'valibot';
-import { DynamoOrderStore } from '../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../adapters/s3.ts';
 import { sendBodies } from '../adapters/sqs.ts';
 import type { HourAggregate } from '../shared/aggregate.ts';
@@ -101,7 +101,7 @@ export const runDemo = async (runtime: LocalRuntime, io: DemoIo): Promise<DemoRe
     if (run.success) io.print(describeFinalizerRun(run.output));
   }
 
-  const orders = await new DynamoOrderStore(runtime.clients.dynamo, table).listOrders();
+  const orders = await new DynamoOrderReader(runtime.clients.dynamo, table).listOrders();
   const hours = await new S3Store(runtime.clients.s3, bucket).listAggregates();
   io.print(`\nOrders (newest event wins)\n${ordersTable(orders)}`);
   io.print(`\nHourly aggregates (S3 ${bucket}/aggregates/hourly/)\n${hourlyTable(hours)}`);

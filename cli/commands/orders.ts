@@ -1,6 +1,6 @@
 /** `onceflow orders`: orders' newest state, through the customer index (never a table scan). */
 import { type Command, InvalidArgumentError } from 'commander';
-import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { errorName } from '../../adapters/errors.ts';
 import { ordersTable } from '../../local/render.ts';
 import { InvalidCursorError } from '../../shared/errors.ts';
@@ -46,7 +46,7 @@ export const register = (program: Command): void => {
     .action(
       run(async (o: OrdersOptions) => {
         const t = await target();
-        const store = new DynamoOrderStore(t.clients.dynamo, t.output('TableName'));
+        const store = new DynamoOrderReader(t.clients.dynamo, t.output('TableName'));
         let orders: OrderView[];
         let next: string | undefined;
         if (o.orderId !== undefined) {
@@ -66,7 +66,7 @@ export const register = (program: Command): void => {
 };
 
 /** With --limit, one page; without, every page (each of the index's default size). */
-const pages = async (store: DynamoOrderStore, o: OrdersOptions) => {
+const pages = async (store: DynamoOrderReader, o: OrdersOptions) => {
   const request = { ...(o.customer === undefined ? {} : { customerId: o.customer }) };
   try {
     if (o.limit !== undefined)

@@ -9,7 +9,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../../adapters/clients.ts';
 import { touchesLedgerOf } from '../../adapters/dynamo.ts';
-import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { aggregateDependencies, ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
 import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
@@ -160,7 +160,7 @@ export const onceflowApproach = (endpoint: string, assemblyDir: string): Approac
         waveWriteUnits: delivered.waveWriteUnits,
       },
       state: {
-        orders: await new DynamoOrderStore(admin.dynamo, table).listOrders(),
+        orders: await new DynamoOrderReader(admin.dynamo, table).listOrders(),
         hourly: hourly.map(({ hour, events, byStatus }) => ({ hour, events, byStatus })),
         conflictsReported: await eventConflicts(new S3Store(admin.s3, bucket)),
       },

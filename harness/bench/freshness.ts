@@ -63,6 +63,11 @@ export interface FreshnessRun {
   readonly perWindowSeconds: number;
   /** The coalescing window of hour notifications, from the template (0: none). */
   readonly coalesceWindowSeconds: number;
+  /**
+   * Messages a function failed during the run, by function (each waits out its queue's
+   * visibility timeout before it is retried: a stall of that hour's freshness).
+   */
+  readonly failedMessages: Readonly<Record<string, number>>;
 }
 
 /** One run: `rate` events a second in batches of `batchSize`, for `seconds`. */
@@ -75,16 +80,25 @@ export const measureFreshness = async (options: {
   readonly pollMs?: number;
   /** The window PUTs are counted in; default the stack's coalescing window, else 2 s. */
   readonly perWindowSeconds?: number;
+  /** Where the functions' logs go (one file per function); default nowhere. */
+  readonly logDir?: string;
 }): Promise<FreshnessRun> => {
   const batchSize = options.batchSize ?? 50;
   const pollMs = options.pollMs ?? 50;
   const batches = Math.max(1, Math.round((options.rate * options.seconds) / batchSize));
   const hours = Math.ceil(batches / BATCHES_PER_HOUR);
   const puts = new Map<string, number[]>();
+  const failedMessages: Record<string, number> = {};
   const runtime: LocalRuntime = await startLocalRuntime({
     assemblyDir: options.assemblyDir,
     emulators: options.emulators,
     localStackName: unique('fresh'),
+    ...(options.logDir ? { logDir: options.logDir } : {}),
+    onBatch: (fn, report) => {
+      const failed = report.error ? report.messageIds.length : report.failedIds.length;
+      const name = fn.logicalId.replace(/[0-9A-F]{8}$/, '');
+      if (failed > 0) failedMessages[name] = (failedMessages[name] ?? 0) + failed;
+    },
     onCall: (call) => {
       if (
         call.service === 's3' &&
@@ -239,6 +253,7 @@ export const measureFreshness = async (options: {
       ),
       perWindowSeconds,
       coalesceWindowSeconds,
+      failedMessages,
     };
   } finally {
     await runtime.stop();

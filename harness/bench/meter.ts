@@ -105,6 +105,26 @@ export class CapacityMeter {
           } else if (WRITES.has(operation)) {
             this.writeUnits += consumed || 1;
             if (onWatermark) this.watermarkWriteUnits += consumed || 1;
+          } else if (operation === 'BatchGetItem') {
+            // AWS bills each key read, found or not, at least the minimum (1 unit strongly
+            // consistent, half eventually); DynamoDB Local reports nothing for a missing item.
+            const requested = Object.entries(
+              (input.RequestItems ?? {}) as Record<
+                string,
+                { Keys?: unknown[]; ConsistentRead?: boolean }
+              >,
+            );
+            const unprocessed = (
+              result.output as { UnprocessedKeys?: Record<string, { Keys?: unknown[] }> }
+            ).UnprocessedKeys;
+            const minimum = requested.reduce(
+              (s, [table, r]) =>
+                s +
+                ((r.Keys?.length ?? 0) - (unprocessed?.[table]?.Keys?.length ?? 0)) *
+                  (r.ConsistentRead ? 1 : 0.5),
+              0,
+            );
+            this.readUnits += Math.max(consumed, minimum);
           } else this.readUnits += consumed;
           return result;
         } catch (error) {

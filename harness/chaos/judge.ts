@@ -5,7 +5,7 @@
  */
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { DynamoFinalMarks } from '../../adapters/dynamo-hours.ts';
-import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { planHour } from '../../shared/aggregator.ts';
 import { batchDigest } from '../../shared/digest.ts';
 import { REJECT_PREFIX } from '../../shared/keys.ts';
@@ -183,7 +183,7 @@ export const judge = async (world: World, s: ScheduleStream, course: Course): Pr
   const model = referenceModel(batches, {
     refusedHours: (batch) => (batch.batchId ? decisions.get(batch.batchId) : undefined),
   });
-  const orders = await new DynamoOrderStore(world.admin.dynamo, world.table).listOrders();
+  const orders = await new DynamoOrderReader(world.admin.dynamo, world.table).listOrders();
   const objects = await world.store.listHourObjects();
   const hours = objects.map(({ aggregate: { hour, events, byStatus } }) => ({
     hour,

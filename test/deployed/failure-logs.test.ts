@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, DeleteBucketCommand } from '@aws-sdk/client-s3';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { queueDepth, sendBodies } from '../../adapters/sqs.ts';
 import { verify } from '../../cli/commands/reconcile.ts';
 import { replayDlq } from '../../cli/commands/replay.ts';
@@ -107,7 +107,7 @@ describe('the runbook for messages in a DLQ', () => {
     const parsed = validateBatch(JSON.parse(body));
     if (!parsed.ok) throw new Error(parsed.detail);
     const model = referenceModel([JSON.parse(body) as { events: GeneratedEvent[] }]);
-    const orders = await new DynamoOrderStore(
+    const orders = await new DynamoOrderReader(
       runtime.clients.dynamo,
       outputs.TableName ?? '',
     ).listOrders();

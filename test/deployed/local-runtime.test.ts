@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { runDemo } from '../../local/demo.ts';
 import { type CrashRule, type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
@@ -66,7 +66,7 @@ describe('the local runtime', () => {
     await runtime.drain({ timeoutMs: DEADLINE_MS });
     expect(runtime.crashes.length).toBe(before + 1);
     const orders = s.own.orders(
-      await new DynamoOrderStore(clients.dynamo, outputs.TableName ?? '').listOrders(),
+      await new DynamoOrderReader(clients.dynamo, outputs.TableName ?? '').listOrders(),
     );
     const hours = s.own.hours(
       await new S3Store(clients.s3, outputs.BucketName ?? '').listAggregates(),

@@ -6,7 +6,7 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
-import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { REJECT_PREFIX } from '../../shared/keys.ts';
 import { type Scenario, scenario } from './scenario.ts';
@@ -39,7 +39,7 @@ export const deployedPipelineSuite = (name: string, target: () => DeployedTarget
   const s3 = () => new S3Store(target().clients.s3, output('BucketName'));
   const state = async (s: Scenario) => ({
     orders: s.own.orders(
-      await new DynamoOrderStore(target().clients.dynamo, output('TableName')).listOrders(),
+      await new DynamoOrderReader(target().clients.dynamo, output('TableName')).listOrders(),
     ),
     hours: s.own.hours(await s3().listAggregates()),
   });

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { InvalidCursorError } from '../../shared/errors.ts';
 import type { OrderView } from '../../shared/order-state.ts';
 import { expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { createPipeline, uniqueName } from '../support/pipeline.ts';
 
 /** Every order, page after page of `limit`, as an operator pages with `--limit` and `--after`. */
-const everyPage = async (store: DynamoOrderStore, limit: number, customerId?: string) => {
+const everyPage = async (store: DynamoOrderReader, limit: number, customerId?: string) => {
   const pages: OrderView[][] = [];
   let after: string | undefined;
   do {
@@ -44,7 +44,7 @@ describe('orders through the customer index', () => {
       }),
     );
     await p.deliverUntilDone([...seedBatches(), ...extra]);
-    const store = new DynamoOrderStore(p.admin.dynamo, p.tableName);
+    const store = new DynamoOrderReader(p.admin.dynamo, p.tableName);
     const all = await store.listOrders();
     expect(all).toHaveLength(expectedOrders().length + 40);
 
@@ -63,7 +63,7 @@ describe('orders through the customer index', () => {
   it('reads one customer’s orders only, and refuses a cursor it did not hand out', async () => {
     const p = await createPipeline();
     await p.deliverUntilDone(seedBatches());
-    const store = new DynamoOrderStore(p.admin.dynamo, p.tableName);
+    const store = new DynamoOrderReader(p.admin.dynamo, p.tableName);
     for (const customerId of new Set(expectedOrders().map((o) => o.customerId))) {
       const expected = expectedOrders().filter((o) => o.customerId === customerId);
       expect(ids((await everyPage(store, 1, customerId)).flat())).toEqual(ids(expected));

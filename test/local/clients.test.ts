@@ -7,7 +7,7 @@
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import AWS from 'aws-sdk';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
@@ -53,7 +53,7 @@ const output = (name: string) => {
 /** Waits until the pipeline applied and aggregated everything sent, then reads its state. */
 const settledState = async () => {
   await runtime.drain({ timeoutMs: DEADLINE_MS });
-  const orders = await new DynamoOrderStore(
+  const orders = await new DynamoOrderReader(
     runtime.clients.dynamo,
     output('TableName'),
   ).listOrders();
@@ -260,7 +260,7 @@ describe('the AWS CLI', () => {
       );
       expect(sent.status, sent.stderr).toBe(0);
       await runtime.drain({ timeoutMs: DEADLINE_MS });
-      const orders = await new DynamoOrderStore(
+      const orders = await new DynamoOrderReader(
         runtime.clients.dynamo,
         output('TableName'),
       ).listOrders();

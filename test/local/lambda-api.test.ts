@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/client-lambda';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { toSqsEvent } from '../../local/sqs-event.ts';
@@ -107,7 +107,7 @@ describe('Lambda’s API on the local edge', () => {
     expect(out.StatusCode).toBe(200);
     expect(out.FunctionError).toBeUndefined();
     expect(decode(out.Payload)).toEqual({ batchItemFailures: [] });
-    const orders = await new DynamoOrderStore(
+    const orders = await new DynamoOrderReader(
       runtime.clients.dynamo,
       runtime.stack.outputs.TableName ?? '',
     ).listOrders();
@@ -209,7 +209,7 @@ describe('Lambda’s API on the local edge', () => {
       new SendMessageCommand({ QueueUrl: runtime.stack.outputs.OrdersQueueUrl, MessageBody: body }),
     );
     await runtime.drain({ timeoutMs: DEADLINE_MS });
-    const orders = await new DynamoOrderStore(
+    const orders = await new DynamoOrderReader(
       runtime.clients.dynamo,
       runtime.stack.outputs.TableName ?? '',
     ).listOrders();

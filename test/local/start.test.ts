@@ -8,7 +8,7 @@ import {
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { describe, expect, inject, it } from 'vitest';
-import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { sendBodies } from '../../adapters/sqs.ts';
 import { adminClients } from '../../local/clients.ts';
@@ -210,7 +210,7 @@ describe('npm start as a process', () => {
     const dlq = before.outputs.OrdersDlqUrl ?? '';
     await sendBodies(clients.sqs, before.outputs.OrdersQueueUrl ?? '', seedBatches());
     await clients.sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'left behind' }));
-    const orders = new DynamoOrderStore(clients.dynamo, table);
+    const orders = new DynamoOrderReader(clients.dynamo, table);
     const hours = new S3Store(clients.s3, bucket);
     let snapshot = { orders: '', hours: '' };
     await waitFor(
@@ -238,7 +238,7 @@ describe('npm start as a process', () => {
     expect(second.output()).toContain('demo skipped: the kept stack already holds data');
     const after = readState(dir);
     const again = adminClients(after.endpoint, after.region);
-    expect(JSON.stringify(await new DynamoOrderStore(again.dynamo, table).listOrders())).toBe(
+    expect(JSON.stringify(await new DynamoOrderReader(again.dynamo, table).listOrders())).toBe(
       snapshot.orders,
     );
     expect(JSON.stringify(await new S3Store(again.s3, bucket).listAggregates())).toBe(

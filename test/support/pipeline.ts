@@ -11,7 +11,7 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { inject } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
-import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import {
   aggregateDependencies,
@@ -119,7 +119,7 @@ export const recordsOf = (deliveries: readonly Delivery[], queueArn: string) =>
 /** Reading what a pipeline left behind: orders, hour objects, rejects, raw table items. */
 export const stateViews = (admin: AwsClients, tableName: string, bucketName: string) => {
   const orders = (): Promise<OrderView[]> =>
-    new DynamoOrderStore(admin.dynamo, tableName).listOrders();
+    new DynamoOrderReader(admin.dynamo, tableName).listOrders();
 
   const listKeys = (prefix: string): Promise<string[]> =>
     new S3Store(admin.s3, bucketName).listKeys(prefix);

@@ -1,0 +1,42 @@
+/**
+ * `onceflow`: the operator CLI. Sends, generates, drains, inspects, replays and reconciles, on
+ * the local stack, LocalStack or AWS. Each command lives in `commands/` (what it does and how it
+ * is called); this file assembles them.
+ */
+import { register as aggregatesCommand } from './commands/aggregates.ts';
+import { register as chaosCommand } from './commands/chaos.ts';
+import { register as drainCommand } from './commands/drain.ts';
+import { register as drillCommand } from './commands/drill.ts';
+import { register as generateCommand } from './commands/generate.ts';
+import { register as hoursCommand } from './commands/hours.ts';
+import { register as localCommand } from './commands/local.ts';
+import { register as logsCommand } from './commands/logs.ts';
+import { register as ordersCommand } from './commands/orders.ts';
+import { register as reconcileCommand } from './commands/reconcile.ts';
+import { register as rejectsCommand } from './commands/rejects.ts';
+import { register as replayCommand } from './commands/replay.ts';
+import { register as sendCommand } from './commands/send.ts';
+import { register as statusCommand } from './commands/status.ts';
+import { register as tableCommand } from './commands/table.ts';
+import { program } from './program.ts';
+
+for (const register of [
+  aggregatesCommand,
+  chaosCommand,
+  drainCommand,
+  drillCommand,
+  generateCommand,
+  hoursCommand,
+  localCommand,
+  logsCommand,
+  ordersCommand,
+  reconcileCommand,
+  rejectsCommand,
+  replayCommand,
+  sendCommand,
+  statusCommand,
+  tableCommand,
+])
+  register(program);
+
+await program.parseAsync();
