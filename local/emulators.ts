@@ -109,8 +109,11 @@ export interface Emulators {
   registerStack(stack: LocalStackRecord): void;
   /** Serves Lambda's API for these functions; returns how to stop serving them. */
   registerFunctions(backend: LambdaBackend): () => void;
-  /** Installs (or, with undefined, removes) fault-injection hooks. */
-  setHooks(hooks: EdgeHooks | undefined): void;
+  /**
+   * Adds fault-injection hooks; returns how to remove them. Several runtimes may share the
+   * emulators, each with its own hooks: a call is dropped when any of them drops it.
+   */
+  addHooks(hooks: EdgeHooks): () => void;
   stop(): Promise<void>;
 }
 
@@ -278,23 +281,29 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       }),
     );
 
-    let hooks: EdgeHooks | undefined;
+    const hookSets = new Set<EdgeHooks>();
     /** The edge's own address, once it listens (query-protocol SQS calls go through it again). */
     let edgeEndpoint = '';
     const stacks = new Map<string, LocalStackRecord>();
     const lambdas = new Set<LambdaBackend>();
     const route = async (req: IncomingMessage, res: ServerResponse) => {
       let onAnswer: AnswerHook | undefined;
-      const current = hooks;
-      if (current) {
+      const current = [...hookSets];
+      if (current.length > 0) {
         const call = describeCall(req);
-        if ((await current.beforeCall?.(call)) === 'drop') {
-          req.resume();
-          res.socket?.destroy();
-          return;
+        for (const hooks of current) {
+          if ((await hooks.beforeCall?.(call)) === 'drop') {
+            req.resume();
+            res.socket?.destroy();
+            return;
+          }
         }
-        const after = current.afterCall?.bind(current);
-        if (after) onAnswer = async (status) => after(call, status);
+        onAnswer = async (status) => {
+          let answer: 'deliver' | 'drop' = 'deliver';
+          for (const hooks of current)
+            if ((await hooks.afterCall?.(call, status)) === 'drop') answer = 'drop';
+          return answer;
+        };
       }
       const service = signedService(req);
       if (service !== undefined && !SERVED_SERVICES.has(service)) {
@@ -372,8 +381,11 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
           lambdas.delete(backend);
         };
       },
-      setHooks: (next) => {
-        hooks = next;
+      addHooks: (hooks) => {
+        hookSets.add(hooks);
+        return () => {
+          hookSets.delete(hooks);
+        };
       },
       stop: async () => {
         server.closeAllConnections();

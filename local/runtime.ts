@@ -110,6 +110,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   const logFiles = new Map<string, WriteStream>();
   const environments: LambdaEnvironment[] = [];
   let unregisterFunctions = () => {};
+  let removeHooks = () => {};
   const shutdown = async () => {
     for (const timer of timers) clearInterval(timer);
     unregisterFunctions();
@@ -117,7 +118,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     await Promise.all(environments.map((e) => e.dispose()));
     for (const file of logFiles.values()) file.end();
     if (ownsEmulators) await emulators.stop();
-    else emulators.setHooks(undefined);
+    else removeHooks();
   };
   try {
     const clients = adminClients(emulators.endpoint, emulators.region);
@@ -168,7 +169,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       await env.crash();
       return true;
     };
-    emulators.setHooks({
+    removeHooks = emulators.addHooks({
       beforeCall: async (call) => ((await fire('before', call)) ? 'drop' : 'forward'),
       afterCall: async (call, status) => {
         if (status < 300 && options.onCall) {
@@ -200,14 +201,32 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       environments.push(env);
       return env;
     };
-    const idleDirect = new Map<string, LambdaEnvironment[]>();
+    /**
+     * Like Lambda, one pool of environments per function, whatever invokes it: an invocation
+     * takes the idle environment used last, and a new one starts only when none is idle. So a
+     * trickle of messages keeps one environment warm instead of cold-starting one per poller
+     * slot (ten at once for the ingest function, all on the laptop's cores).
+     */
+    const idleEnvironments = new Map<string, LambdaEnvironment[]>();
+    const inEnvironment = async <T>(
+      fn: LocalFunction,
+      run: (env: LambdaEnvironment) => Promise<T>,
+    ): Promise<T> => {
+      const env = idleEnvironments.get(fn.logicalId)?.pop() ?? newEnvironment(fn);
+      try {
+        return await run(env);
+      } finally {
+        const idle = idleEnvironments.get(fn.logicalId) ?? [];
+        idle.push(env);
+        idleEnvironments.set(fn.logicalId, idle);
+      }
+    };
 
     for (const mapping of stack.mappings.filter((m) => m.enabled)) {
       const fn = stack.functions.find((f) => f.logicalId === mapping.functionLogicalId);
       const queue = stack.queues.find((q) => q.logicalId === mapping.queueLogicalId);
       if (!fn || !queue) continue;
       const concurrency = mapping.maxConcurrency ?? options.defaultMaxConcurrency ?? 5;
-      const slots = Array.from({ length: concurrency }, () => newEnvironment(fn));
       const poller = new SqsPoller({
         sqs: clients.sqs,
         queueUrl: queue.url,
@@ -217,7 +236,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         batchingWindowSeconds: mapping.batchingWindowSeconds,
         maxConcurrency: concurrency,
         reportBatchItemFailures: mapping.reportBatchItemFailures,
-        invoke: (slot, event) => (slots[slot] as LambdaEnvironment).invoke(event),
+        invoke: (_slot, event) => inEnvironment(fn, (env) => env.invoke(event)),
         ...(options.retryDelaySeconds === undefined
           ? {}
           : { retryDelaySeconds: options.retryDelaySeconds }),
@@ -262,14 +281,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     const invoke = async (name: string, event: unknown, log?: string[]) => {
       const fn = stack.functions.find((f) => f.logicalId === name || f.name === name);
       if (!fn) throw new Error(`no function ${name} in ${stack.stackName}`);
-      const env = idleDirect.get(fn.logicalId)?.pop() ?? newEnvironment(fn);
-      try {
-        return await env.invoke(event, log);
-      } finally {
-        const idle = idleDirect.get(fn.logicalId) ?? [];
-        idle.push(env);
-        idleDirect.set(fn.logicalId, idle);
-      }
+      return inEnvironment(fn, (env) => env.invoke(event, log));
     };
     /** EventBridge's scheduled event for a rule. */
     const scheduledEvent = (ruleLogicalId: string) => ({

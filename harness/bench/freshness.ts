@@ -7,6 +7,11 @@
  * carries one event of amount 2^k minor units (USD, status `placed`) and the rest of amount 0,
  * so that hour's `placed` USD total, in binary, names exactly the batches it holds. The hour
  * objects are polled every `pollMs`: a time is late by at most that much.
+ *
+ * A warm-up stream at the same rate, into hours of the day before that nobody observes, runs
+ * first, and the measured stream starts once the runtime has drained it: the measured events meet
+ * warm environments and a compiled DynamoDB Local, not a runtime's first seconds (cold starts and
+ * a JVM still interpreting, which on two cores back the queue up for tens of seconds).
  */
 import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
@@ -17,6 +22,7 @@ import { unique } from './deliver.ts';
 
 const START = Date.parse('2026-10-01T00:00:00Z');
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 /** Batches per hour: 2^40 minor units (11 dollar digits) stays within the 15 allowed. */
 const BATCHES_PER_HOUR = 40;
 
@@ -41,15 +47,20 @@ export interface FreshnessRun {
   readonly p50Ms: number;
   readonly p95Ms: number;
   readonly p99Ms: number;
-  /** Messages waiting in the orders queue when the stream ended (a growing queue: not sustained). */
+  /** The warm-up stream's length, before the measured one (seconds). */
+  readonly warmupSeconds: number;
+  /**
+   * Messages of the orders queue not yet done when the stream ended: waiting, or in flight (an
+   * invocation that falls behind holds its messages in flight, out of the waiting count).
+   */
   readonly backlogAtEnd: number;
   /**
-   * How much the orders queue grew over the stream: the mean of its depth (messages waiting,
-   * read every `depthEveryMs`) over the last third of the stream less that over the first third.
-   * A queue that keeps up stays level; one that falls behind grows all along.
+   * How much the orders queue grew over the stream: the mean of its depth (messages waiting or
+   * in flight, read every `depthEveryMs`) over the last third of the stream less that over the
+   * first third. A queue that keeps up stays level; one that falls behind grows all along.
    */
   readonly backlogGrowth: number;
-  /** The deepest the orders queue was while the stream ran. */
+  /** The deepest the orders queue was (waiting and in flight) while the measured stream ran. */
   readonly backlogMax: number;
   /** S3 PUTs of hour objects, per hour object, per minute of the stream. */
   readonly putsPerHourObjectPerMinute: number;
@@ -82,11 +93,16 @@ export const measureFreshness = async (options: {
   readonly perWindowSeconds?: number;
   /** Where the functions' logs go (one file per function); default nowhere. */
   readonly logDir?: string;
+  /** The unmeasured warm-up stream before the measured one (seconds). Default 0: none. */
+  readonly warmupSeconds?: number;
 }): Promise<FreshnessRun> => {
   const batchSize = options.batchSize ?? 50;
+  const warmupSeconds = options.warmupSeconds ?? 0;
+  const warmupBatches = Math.round((options.rate * warmupSeconds) / batchSize);
   const pollMs = options.pollMs ?? 50;
   const batches = Math.max(1, Math.round((options.rate * options.seconds) / batchSize));
   const hours = Math.ceil(batches / BATCHES_PER_HOUR);
+  const observed = new Set(Array.from({ length: hours }, (_, h) => hourObjectKey(hourAt(h))));
   const puts = new Map<string, number[]>();
   const failedMessages: Record<string, number> = {};
   const runtime: LocalRuntime = await startLocalRuntime({
@@ -151,19 +167,21 @@ export const measureFreshness = async (options: {
       }
     })();
 
-    // The orders queue's depth, through the stream.
+    // The orders queue's depth through the stream: messages waiting and in flight, so that a
+    // backlog held in slow invocations counts as one.
     const depths: { at: number; waiting: number }[] = [];
-    const waiting = async () =>
-      Number(
-        (
-          await sqs.send(
-            new GetQueueAttributesCommand({
-              QueueUrl: queueUrl,
-              AttributeNames: ['ApproximateNumberOfMessages'],
-            }),
-          )
-        ).Attributes?.ApproximateNumberOfMessages ?? 0,
+    const waiting = async () => {
+      const { Attributes: a } = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
       );
+      return (
+        Number(a?.ApproximateNumberOfMessages ?? 0) +
+        Number(a?.ApproximateNumberOfMessagesNotVisible ?? 0)
+      );
+    };
     const sample = (async () => {
       while (sending) {
         depths.push({ at: performance.now(), waiting: await waiting() });
@@ -171,14 +189,11 @@ export const measureFreshness = async (options: {
       }
     })();
 
-    // The producer: one SendMessage per batch, on schedule.
-    const started = performance.now();
-    for (let i = 0; i < batches; i++) {
-      const due = started + (i * batchSize * 1000) / options.rate;
-      const ahead = due - performance.now();
-      if (ahead > 0) await delay(ahead);
-      const h = i % hours;
-      const k = Math.floor(i / hours);
+    // The producer: one SendMessage per batch, on schedule. The warm-up's batches (i < 0) go
+    // to the day before, whose hours nobody observes.
+    const send = async (i: number) => {
+      const h = Math.abs(i) % hours;
+      const k = i < 0 ? 0 : Math.floor(i / hours);
       const batchId = unique(`fresh-${i}`);
       const events = Array.from({ length: batchSize }, (_, e) => ({
         eventId: `${batchId}-${e}`,
@@ -187,18 +202,33 @@ export const measureFreshness = async (options: {
         status: 'placed',
         amount: e === 0 ? dollars(1n << BigInt(k)) : '0',
         currency: 'USD',
-        eventTime: new Date(START + h * HOUR + (e % 3600) * 1000)
+        eventTime: new Date(START - (i < 0 ? DAY : 0) + h * HOUR + (e % 3600) * 1000)
           .toISOString()
           .replace('.000Z', 'Z'),
       }));
-      sentAt[i] = performance.now();
+      if (i >= 0) sentAt[i] = performance.now();
       await sqs.send(
         new SendMessageCommand({
           QueueUrl: queueUrl,
           MessageBody: JSON.stringify({ batchId, events }),
         }),
       );
+    };
+    const stream = async (from: number, to: number) => {
+      const at = performance.now();
+      for (let i = from; i < to; i++) {
+        const ahead = at + ((i - from) * batchSize * 1000) / options.rate - performance.now();
+        if (ahead > 0) await delay(ahead);
+        await send(i);
+      }
+      return at;
+    };
+    if (warmupBatches > 0) {
+      await stream(-warmupBatches, 0);
+      // What the warm-up's first seconds left behind is not the measured stream's to wait on.
+      await runtime.drain({ timeoutMs: 600_000 });
     }
+    const started = await stream(0, batches);
     const ended = performance.now();
     const streamSeconds = (ended - started) / 1000;
     const backlogAtEnd = await waiting();
@@ -225,10 +255,11 @@ export const measureFreshness = async (options: {
       giveUp = true;
     });
     const latencies = sentAt.map((t, i) => (seenAt[i] ?? t) - t).sort((a, b) => a - b);
-    const putsPerObject =
-      [...puts.values()].reduce((a, b) => a + b.length, 0) / Math.max(1, puts.size);
+    // The measured hours' objects only (not the warm-up's).
+    const measured = [...puts].filter(([key]) => observed.has(key)).map(([, times]) => times);
+    const putsPerObject = measured.reduce((a, b) => a + b.length, 0) / Math.max(1, measured.length);
     let maxPerWindow = 0;
-    for (const times of puts.values()) {
+    for (const times of measured) {
       const perWindow = new Map<number, number>();
       for (const t of times) {
         const w = Math.floor(t / (perWindowSeconds * 1000));
@@ -239,13 +270,14 @@ export const measureFreshness = async (options: {
     return {
       rateEventsPerSec: options.rate,
       seconds: Number(streamSeconds.toFixed(1)),
+      warmupSeconds,
       events: batches * batchSize,
       p50Ms: Math.round(percentile(latencies, 50)),
       p95Ms: Math.round(percentile(latencies, 95)),
       p99Ms: Math.round(percentile(latencies, 99)),
       backlogAtEnd,
       backlogGrowth: Number(backlogGrowth.toFixed(1)),
-      backlogMax: Math.max(0, ...depths.map((d) => d.waiting)),
+      backlogMax: Math.max(0, ...depths.filter((d) => d.at >= started).map((d) => d.waiting)),
       putsPerHourObjectPerMinute: Number((putsPerObject / (streamSeconds / 60)).toFixed(1)),
       maxPutsPerHourObjectPerWindow: maxPerWindow,
       putsPerHourObjectPerWindow: Number(

@@ -152,7 +152,7 @@ export const printReport = (report: Report): void => {
     freshTable.push([
       label,
       f.coalesceWindowSeconds ? `${f.coalesceWindowSeconds} s window` : 'none',
-      `${f.rateEventsPerSec} events/s for ${f.seconds} s`,
+      `${f.rateEventsPerSec} events/s for ${f.seconds} s (after ${f.warmupSeconds} s of warm-up)`,
       `${f.p50Ms} ms`,
       `${f.p95Ms} ms`,
       `${f.p99Ms} ms`,

@@ -1,10 +1,11 @@
-import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { runDemo } from '../../local/demo.ts';
 import { type CrashRule, type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
+import { uniqueName } from '../support/pipeline.ts';
 import { scenario } from './scenario.ts';
 import { deployedPipelineSuite } from './suite.ts';
 
@@ -33,6 +34,34 @@ describe('the local runtime', () => {
     expect(mapped).toHaveLength(2);
     for (const fn of mapped) expect(fn?.handlerFile).toMatch(/asset\.[0-9a-f]{64}\/index\.mjs$/);
     expect(runtime.environments.some((e) => e.coldStarts > 0)).toBe(true);
+  });
+
+  it('keeps reusing one warm environment when messages arrive one at a time', async () => {
+    // A runtime of its own: the suite's runtime has run concurrent batches in many environments.
+    const { assemblyDir, stackName } = inject('assembly');
+    const own = await startLocalRuntime({
+      assemblyDir,
+      stackName,
+      emulators: runtime.emulators,
+      localStackName: uniqueName('warm'),
+    });
+    try {
+      const ingest = own.stack.functions.find((f) => f.name.includes('IngestOrders'));
+      const mapping = own.stack.mappings.find((m) => m.functionLogicalId === ingest?.logicalId);
+      expect(mapping?.maxConcurrency).toBeGreaterThan(1);
+      for (const MessageBody of scenario().batches.slice(0, 4)) {
+        await own.clients.sqs.send(
+          new SendMessageCommand({ QueueUrl: own.stack.outputs.OrdersQueueUrl, MessageBody }),
+        );
+        await own.drain({ timeoutMs: DEADLINE_MS });
+      }
+      // Lambda reuses an idle environment before it starts another: four messages, one at a
+      // time, make one cold start, however many concurrent invocations the mapping allows.
+      const used = own.environments.filter((e) => e.fn === ingest && e.coldStarts > 0);
+      expect(used.map((e) => e.coldStarts)).toEqual([1]);
+    } finally {
+      await own.stop();
+    }
   });
 
   const crashes: [string, CrashRule][] = [
