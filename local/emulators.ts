@@ -109,10 +109,7 @@ export interface Emulators {
   registerStack(stack: LocalStackRecord): void;
   /** Serves Lambda's API for these functions; returns how to stop serving them. */
   registerFunctions(backend: LambdaBackend): () => void;
-  /**
-   * Adds fault-injection hooks; returns how to remove them. Several runtimes may share the
-   * emulators, each with its own hooks: a call is dropped when any of them drops it.
-   */
+  /** Adds fault hooks (runtimes sharing the emulators each add theirs); returns the remover. */
   addHooks(hooks: EdgeHooks): () => void;
   stop(): Promise<void>;
 }
@@ -383,9 +380,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       },
       addHooks: (hooks) => {
         hookSets.add(hooks);
-        return () => {
-          hookSets.delete(hooks);
-        };
+        return () => hookSets.delete(hooks);
       },
       stop: async () => {
         server.closeAllConnections();

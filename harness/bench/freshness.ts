@@ -60,6 +60,8 @@ export interface FreshnessRun {
    * first third. A queue that keeps up stays level; one that falls behind grows all along.
    */
   readonly backlogGrowth: number;
+  /** The orders queue's mean depth (waiting and in flight) over the stream's first third. */
+  readonly backlogAtStart: number;
   /** The deepest the orders queue was (waiting and in flight) while the measured stream ran. */
   readonly backlogMax: number;
   /** S3 PUTs of hour objects, per hour object, per minute of the stream. */
@@ -239,7 +241,8 @@ export const measureFreshness = async (options: {
       return within.reduce((a, b) => a + b, 0) / Math.max(1, within.length);
     };
     const third = (ended - started) / 3;
-    const backlogGrowth = meanDepth(ended - third, ended) - meanDepth(started, started + third);
+    const backlogAtStart = meanDepth(started, started + third);
+    const backlogGrowth = meanDepth(ended - third, ended) - backlogAtStart;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       observe,
@@ -277,6 +280,7 @@ export const measureFreshness = async (options: {
       p99Ms: Math.round(percentile(latencies, 99)),
       backlogAtEnd,
       backlogGrowth: Number(backlogGrowth.toFixed(1)),
+      backlogAtStart: Number(backlogAtStart.toFixed(1)),
       backlogMax: Math.max(0, ...depths.filter((d) => d.at >= started).map((d) => d.waiting)),
       putsPerHourObjectPerMinute: Number((putsPerObject / (streamSeconds / 60)).toFixed(1)),
       maxPutsPerHourObjectPerWindow: maxPerWindow,
