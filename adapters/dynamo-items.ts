@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { stableHash } from '../shared/digest.ts';
 import type { FinalMark } from '../shared/lifecycle.ts';
+import { sleep } from './backoff.ts';
 
 export type Item = Record<string, AttributeValue>;
 
@@ -118,7 +119,7 @@ export const batchGet = async (
   for (let i = 0; i < keys.length; i += 100) {
     let pending: Item[] = keys.slice(i, i + 100);
     for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+      if (attempt > 0) await sleep(Math.min(1000, 50 * 2 ** attempt));
       const page = await client.send(
         new BatchGetItemCommand({
           RequestItems: { [table]: { Keys: pending, ConsistentRead: true, ...projection } },

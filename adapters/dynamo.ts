@@ -18,6 +18,7 @@ import {
 import type { CounterDelta } from '../shared/aggregate.ts';
 import { RetryableError } from '../shared/errors.ts';
 import type { BatchPlan, ClaimResult, Ledger, LedgerEntry } from '../shared/ingest.ts';
+import { jitteredBackoff, sleep } from './backoff.ts';
 import {
   BATCH_PK_PREFIX,
   batchGet,
@@ -174,13 +175,36 @@ export const ledgerItem = (
   ...(expiresAtSeconds === undefined ? {} : { [TTL_ATTRIBUTE]: N(expiresAtSeconds) }),
 });
 
+export interface DynamoLedgerOptions {
+  /** A commit cancelled by a transaction conflict is tried this many times in all. Default 4. */
+  readonly commitAttempts?: number;
+  /** Upper bound of the jittered wait before the second attempt, doubled after. Default 25 ms. */
+  readonly commitBackoffMs?: number;
+}
+
+/**
+ * A cancellation caused only by other transactions in flight on the same items (every reason
+ * `TransactionConflict` or `None`): nothing was written, and trying again may succeed.
+ */
+const isConflictOnly = (error: TransactionCanceledException) => {
+  const codes = (error.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+  return (
+    codes.includes('TransactionConflict') &&
+    codes.every((c) => c === 'TransactionConflict' || c === 'None')
+  );
+};
+
 export class DynamoLedger implements Ledger {
   readonly #client: DynamoDBClient;
   readonly #table: string;
+  readonly #commitAttempts: number;
+  readonly #commitBackoffMs: number;
 
-  constructor(client: DynamoDBClient, table: string) {
+  constructor(client: DynamoDBClient, table: string, options: DynamoLedgerOptions = {}) {
     this.#client = client;
     this.#table = table;
+    this.#commitAttempts = options.commitAttempts ?? 4;
+    this.#commitBackoffMs = options.commitBackoffMs ?? 25;
   }
 
   /** A batch's ledger entry, read strongly consistent; undefined if it was never claimed. */
@@ -308,25 +332,35 @@ export class DynamoLedger implements Ledger {
     deltas: readonly CounterDelta[],
     completion?: { readonly events: number },
   ): Promise<boolean> {
-    // A fresh token per call: the SDK's own retries of this request share it (so a retry after
-    // a lost answer is idempotent), while another delivery of the batch sends its own token and
-    // meets the ledger condition instead of a token replay. A token derived from the batch made
-    // a concurrent twin's commit "succeed" as a replay, and both reported the batch applied.
-    const request = commitPartRequest(this.#table, plan, part, deltas, randomUUID(), completion);
-    try {
-      await this.#client.send(new TransactWriteItemsCommand(request));
-      return true;
-    } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      const ledger = error.CancellationReasons?.[0];
-      if (ledger?.Code !== 'ConditionalCheckFailed') throw error;
-      // The condition failed on the ledger: a concurrent delivery committed this part first.
-      const entry = ledger.Item ? toLedgerEntry(ledger.Item) : undefined;
-      if (entry?.digest === plan.digest && entry.doneParts.has(part)) return false;
-      throw new RetryableError(
-        `batch ${plan.batch.batchId} part ${part}: ledger entry missing or changed during commit`,
-        { cause: error },
-      );
+    for (let attempt = 1; ; attempt++) {
+      // A fresh token per call: the SDK's own retries of this request share it (so a retry
+      // after a lost answer is idempotent), while another delivery of the batch sends its own
+      // token and meets the ledger condition instead of a token replay. A token derived from the
+      // batch made a concurrent twin's commit "succeed" as a replay, and both reported the batch
+      // applied. A cancelled transaction wrote nothing, so its next attempt takes a new token too.
+      const request = commitPartRequest(this.#table, plan, part, deltas, randomUUID(), completion);
+      try {
+        await this.#client.send(new TransactWriteItemsCommand(request));
+        return true;
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) throw error;
+        const ledger = error.CancellationReasons?.[0];
+        if (ledger?.Code === 'ConditionalCheckFailed') {
+          // The condition failed on the ledger: a concurrent delivery committed this part first.
+          const entry = ledger.Item ? toLedgerEntry(ledger.Item) : undefined;
+          if (entry?.digest === plan.digest && entry.doneParts.has(part)) return false;
+          throw new RetryableError(
+            `batch ${plan.batch.batchId} part ${part}: ledger entry missing or changed during commit`,
+            { cause: error },
+          );
+        }
+        // Concurrent commits share the hour's counter items and the shard's totals item, and
+        // DynamoDB cancels a transaction that meets another one in flight on an item (the SDK
+        // does not retry that). Tried again here, a conflict costs milliseconds; failed, it
+        // would cost the whole message a visibility timeout and one of its receives.
+        if (!isConflictOnly(error) || attempt >= this.#commitAttempts) throw error;
+        await sleep(jitteredBackoff(attempt, this.#commitBackoffMs));
+      }
     }
   }
 }

@@ -27,6 +27,7 @@ import {
   rejectKey,
 } from '../shared/keys.ts';
 import type { HourLifecycle } from '../shared/lifecycle.ts';
+import { sleep } from './backoff.ts';
 import {
   isConditionalConflict,
   isNotFound,
@@ -66,8 +67,6 @@ export interface S3StoreOptions {
   /** Backoff before the second attempt, doubled for each further one. Default 100 ms. */
   readonly conflictBackoffMs?: number;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayIndexObjects {
   readonly #client: S3Client;

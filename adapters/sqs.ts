@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { hourNotificationFields } from '../shared/coalesce.ts';
 import type { HourNotifier } from '../shared/ingest.ts';
+import { sleep } from './backoff.ts';
 
 /** SendMessageBatch: entries per request. */
 export const SQS_MAX_BATCH_ENTRIES = 10;
@@ -107,8 +108,6 @@ export interface SendBodiesOptions {
   readonly fifo?: (index: number) => { readonly groupId: string; readonly deduplicationId: string };
 }
 
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Sends every body as one message, in order, packed by size. Entries failing through no fault
  * of their own are retried with backoff; bodies SQS refuses for good are returned, and the
@@ -134,7 +133,7 @@ export const sendBodies = async (
     for (let attempt = 1; pending.length > 0; attempt++) {
       if (options.rate) {
         const ahead = started + ((sent + pending.length) / options.rate) * 1000 - Date.now();
-        if (ahead > 0) await delay(ahead);
+        if (ahead > 0) await sleep(ahead);
       }
       const out = await sqs.send(
         new SendMessageBatchCommand({
@@ -165,7 +164,7 @@ export const sendBodies = async (
           `${pending.length} messages still failing after ${attempt} attempts: ${(out.Failed ?? []).map((f) => f.Code).join(', ')}`,
         );
       }
-      if (pending.length > 0) await delay(50 * 2 ** attempt);
+      if (pending.length > 0) await sleep(50 * 2 ** attempt);
     }
     options.onProgress?.(sent, bodies.length);
   }

@@ -93,10 +93,8 @@ export interface Emulators {
   /** The one endpoint for every service: give it to the SDK as `endpoint` / AWS_ENDPOINT_URL. */
   readonly endpoint: string;
   readonly region: string;
-  readonly dynamoEndpoint: string;
   /** DynamoDB Local's JVM (the one part that runs in its own process). */
   readonly dynamoPid: number;
-  readonly fauxqsEndpoint: string;
   /** Which gap-fillers are active (false: the emulator supports the feature itself). */
   readonly gaps: {
     /** Which S3 conditional writes the edge emulates (false: the emulator honours it). */
@@ -356,6 +354,10 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       );
     });
     const server = edge;
+    // Idle connections stay open until stop, as AWS endpoints keep them for minutes. Node's 5-s
+    // default raced the SDK's agents (no idle timeout of their own), which could pick a socket
+    // the edge was closing; after a busy machine's stall, each retry met another (ECONNRESET).
+    server.keepAliveTimeout = 10 * 60_000;
     const port = await freePort(options.port ?? 0);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -365,9 +367,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     return {
       endpoint: edgeEndpoint,
       region: LOCAL_REGION,
-      dynamoEndpoint: dynamo.endpoint,
       dynamoPid: dynamo.pid,
-      fauxqsEndpoint,
       gaps,
       registerStack: (stack) => {
         stacks.set(stack.name, stack);

@@ -58,13 +58,13 @@ export interface FunctionColdStart {
 }
 
 /**
- * Run in the fresh process: import, one invocation, a second (warm) one of the same kind, then
- * the durations on the last line.
+ * Run in the fresh process: import, one invocation, then warm ones of the same kind (the first
+ * of them timed), then the durations on the last line.
  */
 const PROBE = `
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-const [handlerFile, eventFile, warmEventFile] = process.argv.slice(2);
+const [handlerFile, eventFile, warmEventsFile] = process.argv.slice(2);
 const started = performance.now();
 const module = await import(pathToFileURL(handlerFile).href);
 const initialized = performance.now();
@@ -81,10 +81,13 @@ const result = await module.handler(event, context);
 const invoked = performance.now();
 if (result?.batchItemFailures?.length) throw new Error('the invocation failed: ' + JSON.stringify(result));
 const maxRssBytes = process.resourceUsage().maxRSS * 1024;
-const warmStarted = performance.now();
-const warm = await module.handler(JSON.parse(readFileSync(warmEventFile, 'utf8')), { ...context, awsRequestId: 'warm' });
-const warmInvokeMs = performance.now() - warmStarted;
-if (warm?.batchItemFailures?.length) throw new Error('the warm invocation failed: ' + JSON.stringify(warm));
+let warmInvokeMs;
+for (const [n, warmEvent] of JSON.parse(readFileSync(warmEventsFile, 'utf8')).entries()) {
+  const warmStarted = performance.now();
+  const warm = await module.handler(warmEvent, { ...context, awsRequestId: 'warm-' + n });
+  warmInvokeMs ??= performance.now() - warmStarted;
+  if (warm?.batchItemFailures?.length) throw new Error('a warm invocation failed: ' + JSON.stringify(warm));
+}
 console.log('COLD-START ' + JSON.stringify({ initMs: initialized - started, firstInvokeMs: invoked - initialized, warmInvokeMs, maxRssBytes }));
 `;
 
@@ -116,8 +119,11 @@ export interface FreshRunOptions {
   /** Its environment as deployed, pointed at the local edge. */
   readonly environment: Readonly<Record<string, string>>;
   readonly event: unknown;
-  /** The second invocation's event, of the same kind; default the first's again. */
-  readonly warmEvent?: unknown;
+  /**
+   * The warm invocations' events, of the same kind, run after the first; the first of them is
+   * timed (`warmInvokeMs`). Default the first event once again.
+   */
+  readonly warmEvents?: readonly unknown[];
   /** An empty directory of its own: the bundle is copied there, as Lambda unpacks it. */
   readonly dir: string;
   /** A `node_modules` to put beside the bundle (the runtime's SDK); default nothing. */
@@ -137,11 +143,11 @@ export const runFresh = async (o: FreshRunOptions): Promise<FreshRun & { bundleB
   // The probe and the event sit one level up: nothing but the bundle is beside it.
   const probe = join(dirname(o.dir), `${basename(o.dir)}.probe.mjs`);
   const eventFile = join(dirname(o.dir), `${basename(o.dir)}.event.json`);
-  const warmEventFile = join(dirname(o.dir), `${basename(o.dir)}.warm-event.json`);
+  const warmEventsFile = join(dirname(o.dir), `${basename(o.dir)}.warm-events.json`);
   writeFileSync(probe, PROBE);
   writeFileSync(eventFile, JSON.stringify(o.event));
-  writeFileSync(warmEventFile, JSON.stringify(o.warmEvent ?? o.event));
-  const result = await spawnProbe([probe, handlerFile, eventFile, warmEventFile], {
+  writeFileSync(warmEventsFile, JSON.stringify(o.warmEvents ?? [o.event]));
+  const result = await spawnProbe([probe, handlerFile, eventFile, warmEventsFile], {
     PATH: dirname(process.execPath),
     ...o.environment,
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
@@ -169,18 +175,29 @@ export const functionOf = (copy: StackCopy, output: string): LocalFunction => {
   return fn;
 };
 
+/** Warm invocations that bring the emulators to a steady state before a function's samples. */
+export const DEFAULT_WARMUP_INVOCATIONS = 60;
+
 /**
  * Medians over `samples` fresh processes per variant and function. `assemblies` are the same app
  * synthesized with `-c awsSdk=external` and `-c awsSdk=bundled`; `projectDir` lends the external
  * variant its `node_modules`.
+ *
+ * Before a function's samples, one discarded process per variant runs `warmupInvocations`
+ * invocations of the same kind. A freshly started DynamoDB Local answers the same writes two to
+ * three times slower for its first minute (its JVM still compiling), a cost AWS's always-warm
+ * services do not have: unwarmed, it lands equally on both variants and hides their difference.
  */
 export const measureColdStarts = async (options: {
   readonly endpoint: string;
   readonly assemblies: Readonly<Record<SdkVariant, string>>;
   readonly projectDir: string;
   readonly samples: number;
+  /** Default {@link DEFAULT_WARMUP_INVOCATIONS}. */
+  readonly warmupInvocations?: number;
   readonly onSample?: (done: number, total: number) => void;
 }): Promise<Record<string, FunctionColdStart>> => {
+  const warmups = options.warmupInvocations ?? DEFAULT_WARMUP_INVOCATIONS;
   const work = mkdtempSync(join(tmpdir(), 'onceflow-cold-'));
   try {
     const variants: Variant[] = [];
@@ -216,23 +233,36 @@ export const measureColdStarts = async (options: {
       };
       const bytes: Record<SdkVariant, number> = { external: 0, bundled: 0 };
       let memoryMb = 0;
+      // Batches of their own: samples 0…n-1 first, n…2n-1 warm, 2n… the warm-up's.
+      const sample = (v: Variant, name: string, first: number, warm: readonly number[]) => {
+        const dir = join(work, `${f.name}-${v.name}-${name}`);
+        mkdirSync(dir);
+        const fn = functionOf(v.copy, f.output);
+        memoryMb = fn.memoryMb;
+        return runFresh({
+          fn,
+          environment: f.env(v.copy),
+          event: firstEvent(f.name, v.copy, first),
+          // Fresh batches (ingest), the same hour again (aggregate): the same work.
+          warmEvents: warm.map((sample) => firstEvent(f.name, v.copy, sample)),
+          dir,
+          ...(v.name === 'external'
+            ? { runtimeModules: join(options.projectDir, 'node_modules') }
+            : {}),
+        });
+      };
+      for (const v of variants) {
+        const from = 2 * options.samples;
+        await sample(
+          v,
+          'warm-up',
+          from,
+          Array.from({ length: warmups }, (_, k) => from + 1 + k),
+        );
+      }
       for (let i = 0; i < options.samples; i++) {
         for (const v of variants) {
-          const dir = join(work, `${f.name}-${v.name}-${i}`);
-          mkdirSync(dir);
-          const fn = functionOf(v.copy, f.output);
-          memoryMb = fn.memoryMb;
-          const run = await runFresh({
-            fn,
-            environment: f.env(v.copy),
-            event: firstEvent(f.name, v.copy, i),
-            // Another fresh batch (ingest), the same hour again (aggregate): the same work.
-            warmEvent: firstEvent(f.name, v.copy, i + options.samples),
-            dir,
-            ...(v.name === 'external'
-              ? { runtimeModules: join(options.projectDir, 'node_modules') }
-              : {}),
-          });
+          const run = await sample(v, String(i), i, [i + options.samples]);
           samples[v.name].push(run);
           bytes[v.name] = run.bundleBytes;
           options.onSample?.(++done, total);

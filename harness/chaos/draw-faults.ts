@@ -31,8 +31,17 @@ export const drawFaults = (dice: Dice, faults: FaultInjector, o: FaultDraw): voi
     const site = dice.pick(['UpdateItem:order', 'PutItem:batch']);
     faults.add({ site, kind: 'throttle', nth: dice.int(1, 4) });
   }
-  if (dice.chance(0.5))
-    faults.add({ site: 'TransactWriteItems', kind: 'transaction-conflict', nth: dice.int(1, 4) });
+  // Conflicts on a commit, sometimes on more attempts than the ledger makes (four), so that the
+  // delivery fails and comes back.
+  if (dice.chance(0.5)) {
+    const times = dice.int(1, 5);
+    faults.add({
+      site: 'TransactWriteItems',
+      kind: 'transaction-conflict',
+      nth: dice.int(1, 4),
+      times,
+    });
+  }
   if (dice.chance(0.5)) {
     const site = dice.pick(['SendMessageBatch', 'PutObject:raw', 'PutObject:aggregates']);
     faults.add({ site, kind: 'throttling', nth: dice.int(1, 4) });

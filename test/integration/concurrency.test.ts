@@ -96,12 +96,18 @@ describe.each([
 
 describe('transient failures', () => {
   it.each([
-    ['throttling on an order write', 'UpdateItem:order', 'throttle'],
-    ['throttling on the ledger claim', 'PutItem:batch', 'throttle'],
-    ['a transaction conflict on the commit', 'TransactWriteItems', 'transaction-conflict'],
+    ['throttling on an order write', 'UpdateItem:order', 'throttle', 1],
+    ['throttling on the ledger claim', 'PutItem:batch', 'throttle', 1],
+    // The ledger tries a conflicting commit four times before it gives the message up.
+    [
+      'a transaction conflict on every attempt of the commit',
+      'TransactWriteItems',
+      'transaction-conflict',
+      4,
+    ],
   ] as const)(
     'fails only the affected message on %s, and its retry converges',
-    async (_, site, kind) => {
+    async (_, site, kind, times) => {
       const p = await createPipeline();
       const bodies = seedBatches();
       const ids = bodies.map(() => randomUUID());
@@ -109,6 +115,7 @@ describe('transient failures', () => {
       p.faults.add({
         site,
         kind,
+        times,
         when: (input) => JSON.stringify(input).includes('make-orders-3'),
       });
       const first = await p.ingest(bodies.map((body, i) => ({ body, messageId: ids[i] })));
@@ -120,6 +127,24 @@ describe('transient failures', () => {
       expect(await p.hourly()).toEqual(expectedHourly());
     },
   );
+
+  it('applies the batch in the same delivery when its commit meets transaction conflicts', async () => {
+    const p = await createPipeline();
+    const bodies = seedBatches();
+    p.faults.add({
+      site: 'TransactWriteItems',
+      kind: 'transaction-conflict',
+      times: 3,
+      when: (input) => JSON.stringify(input).includes('make-orders-3'),
+    });
+    const result = await p.ingest(bodies.map((body) => ({ body, messageId: randomUUID() })));
+    expect(result.batchItemFailures).toEqual([]);
+    expect(p.faults.fired).toEqual(Array(3).fill('transaction-conflict@TransactWriteItems'));
+    expect(await p.ledgerBatches()).toMatchObject({ pending: [] });
+    await p.drainAggregates();
+    expect(await p.orders()).toEqual(expectedOrders());
+    expect(await p.hourly()).toEqual(expectedHourly());
+  });
 });
 
 describe('two aggregator runs for the same hour', () => {
