@@ -17,7 +17,13 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { CounterDelta } from '../shared/aggregate.ts';
 import { RetryableError } from '../shared/errors.ts';
-import type { BatchPlan, ClaimResult, Ledger, LedgerEntry } from '../shared/ingest.ts';
+import type {
+  BatchPlan,
+  ClaimResult,
+  CommitResult,
+  Ledger,
+  LedgerEntry,
+} from '../shared/ingest.ts';
 import { jitteredBackoff, sleep } from './backoff.ts';
 import {
   BATCH_PK_PREFIX,
@@ -331,7 +337,7 @@ export class DynamoLedger implements Ledger {
     part: number,
     deltas: readonly CounterDelta[],
     completion?: { readonly events: number },
-  ): Promise<boolean> {
+  ): Promise<CommitResult> {
     for (let attempt = 1; ; attempt++) {
       // A fresh token per call: the SDK's own retries of this request share it (so a retry
       // after a lost answer is idempotent), while another delivery of the batch sends its own
@@ -341,14 +347,15 @@ export class DynamoLedger implements Ledger {
       const request = commitPartRequest(this.#table, plan, part, deltas, randomUUID(), completion);
       try {
         await this.#client.send(new TransactWriteItemsCommand(request));
-        return true;
+        return { committed: true, conflictRetries: attempt - 1 };
       } catch (error) {
         if (!(error instanceof TransactionCanceledException)) throw error;
         const ledger = error.CancellationReasons?.[0];
         if (ledger?.Code === 'ConditionalCheckFailed') {
           // The condition failed on the ledger: a concurrent delivery committed this part first.
           const entry = ledger.Item ? toLedgerEntry(ledger.Item) : undefined;
-          if (entry?.digest === plan.digest && entry.doneParts.has(part)) return false;
+          if (entry?.digest === plan.digest && entry.doneParts.has(part))
+            return { committed: false, conflictRetries: attempt - 1 };
           throw new RetryableError(
             `batch ${plan.batch.batchId} part ${part}: ledger entry missing or changed during commit`,
             { cause: error },

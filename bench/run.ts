@@ -21,7 +21,12 @@ import {
   powertoolsPerEventApproach,
 } from '../harness/bench/baselines.ts';
 import { measureColdStarts, SDK_VARIANTS } from '../harness/bench/cold-start.ts';
-import { type FreshnessRun, measureFreshness } from '../harness/bench/freshness.ts';
+import {
+  type FreshnessRun,
+  findSustainedRate,
+  measureFreshness,
+  type RateStep,
+} from '../harness/bench/freshness.ts';
 import { measureMemory } from '../harness/bench/memory.ts';
 import { dollarsOf, PRICES } from '../harness/bench/prices.ts';
 import { printReport } from '../harness/bench/report.ts';
@@ -119,7 +124,11 @@ const results: Record<string, unknown> = {};
 let coldStarts: Awaited<ReturnType<typeof measureColdStarts>> = {};
 let memory: Awaited<ReturnType<typeof measureMemory>> = {};
 let freshness:
-  | (FreshnessRun & { sustainedEventsPerSec: number; p99AtSustainedMs: number })
+  | (FreshnessRun & {
+      sustainedEventsPerSec: number;
+      atSustained: FreshnessRun;
+      search: readonly RateStep[];
+    })
   | undefined;
 let freshnessBefore: FreshnessRun | undefined;
 try {
@@ -146,40 +155,22 @@ try {
   console.error(
     `freshness measured at ${o.freshRate} events/s for ${o.freshSeconds} s, before and after`,
   );
-  // The highest rate whose orders queue does not grow: doubling steps of 20 s, then one step
-  // halfway between the last rate sustained and the first not. Depth counts the messages in
-  // flight as well as those waiting (a backlog held in slow invocations is a backlog; at a
-  // sustained rate some are always in flight). A queue kept up when its mean depth over the last
-  // third of the stream was at most a second of batches above its mean over the first third,
-  // and so was its depth at the end (one reading at the end alone can fall on a lull of a queue
-  // that is falling behind; a mean alone can hide a rise at the very end).
-  const keptUp = (run: FreshnessRun) => {
-    const second = Math.ceil(run.rateEventsPerSec / FRESH_BATCH_SIZE);
-    return (
-      run.backlogGrowth <= second && run.backlogAtEnd <= Math.ceil(run.backlogAtStart) + second
-    );
-  };
-  let sustained = keptUp(steady) ? o.freshRate : 0;
-  let atSustained: FreshnessRun = steady;
-  let failedAt: number | undefined;
-  const step = async (rate: number) => {
-    const run = await stream(assemblyDir, rate, 20);
-    const ok = keptUp(run);
-    if (ok) {
-      sustained = rate;
-      atSustained = run;
-    } else failedAt = rate;
-    console.error(
-      `  ${rate} events/s: ${ok ? 'sustained' : 'queue grew'} (p99 ${run.p99Ms} ms, queue ${run.backlogMax} at most, ${run.backlogAtStart} on average over the first third, grew by ${run.backlogGrowth}, ${run.backlogAtEnd} at the end; failed messages ${JSON.stringify(run.failedMessages)})`,
-    );
-  };
-  for (let rate = o.freshRate * 2; sustained === rate / 2 && rate <= 3200; rate *= 2)
-    await step(rate);
-  if (sustained > 0 && failedAt !== undefined) await step((sustained + failedAt) / 2);
+  // The highest rate whose orders queue does not grow (see findSustainedRate).
+  const search = await findSustainedRate({
+    base: steady,
+    stream: (rate, seconds) => stream(assemblyDir, rate, seconds),
+    batchSize: FRESH_BATCH_SIZE,
+    stepSeconds: 20,
+    onStep: (s) =>
+      console.error(
+        `  ${s.rate} events/s for ${s.seconds} s (${s.kind}): ${s.keptUp ? 'sustained' : 'queue grew'} (p99 ${s.p99Ms} ms, queue ${s.backlogMax} at most, ${s.backlogAtStart} on average over the first third, grew by ${s.backlogGrowth}, ${s.backlogAtEnd} at the end; failed messages ${JSON.stringify(s.failedMessages)})`,
+      ),
+  });
   freshness = {
     ...steady,
-    sustainedEventsPerSec: sustained,
-    p99AtSustainedMs: atSustained.p99Ms,
+    sustainedEventsPerSec: search.sustainedEventsPerSec,
+    atSustained: search.atSustained,
+    search: search.steps,
   };
   const approaches: Approach[] = [
     onceflowApproach(emulators.endpoint, assemblyDir),
@@ -315,8 +306,12 @@ const output = {
     p95Ms: freshness.p95Ms,
     p99Ms: freshness.p99Ms,
     sustainedEventsPerSec: freshness.sustainedEventsPerSec,
-    // p99 of the 20 s stream at the sustained rate.
-    p99AtSustainedMs: freshness.p99AtSustainedMs,
+    // The full-length stream at the sustained rate.
+    p50AtSustainedMs: freshness.atSustained.p50Ms,
+    p95AtSustainedMs: freshness.atSustained.p95Ms,
+    p99AtSustainedMs: freshness.atSustained.p99Ms,
+    atSustained: freshness.atSustained,
+    sustainedSearch: freshness.search,
     putsPerHourObjectPerMinute: freshness.putsPerHourObjectPerMinute,
     putsPerHourObjectPerWindow: freshness.putsPerHourObjectPerWindow,
     maxPutsPerHourObjectPerWindow: freshness.maxPutsPerHourObjectPerWindow,

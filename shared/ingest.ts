@@ -105,6 +105,17 @@ export type ClaimResult =
   | { readonly claimed: true }
   | { readonly claimed: false; readonly entry: LedgerEntry };
 
+/** What one `commitPart` call did. */
+export interface CommitResult {
+  /**
+   * True only when this call performed the commit; false when the part was already done (by an
+   * earlier or a concurrent delivery).
+   */
+  readonly committed: boolean;
+  /** Attempts cancelled by other transactions in flight on the same items, tried again. */
+  readonly conflictRetries: number;
+}
+
 export interface Ledger {
   /** Creates the ledger entry unless one exists; returns the existing one otherwise. */
   claim(
@@ -112,18 +123,14 @@ export interface Ledger {
     expiresAtSeconds: number | undefined,
     receivedAtMs: number,
   ): Promise<ClaimResult>;
-  /**
-   * Atomically marks `part` done and adds `deltas` (the part's claimed increments). True only
-   * when this call performed the commit; false when the part was already done (by an earlier or
-   * a concurrent delivery).
-   */
+  /** Atomically marks `part` done and adds `deltas` (the part's claimed increments). */
   commitPart(
     plan: BatchPlan,
     part: number,
     deltas: readonly CounterDelta[],
     /** On the last part: the batch is complete with this commit; it counted this many events. */
     completion?: { readonly events: number },
-  ): Promise<boolean>;
+  ): Promise<CommitResult>;
   /** A batch's ledger entry (strongly consistent); undefined when it was never claimed. */
   entry(batchId: string): Promise<LedgerEntry | undefined>;
   /**
@@ -229,8 +236,15 @@ export type IngestOutcome =
       readonly staleEvents: number;
       /** Events refused because their hour was closed (quarantine policy). */
       readonly tooLate: number;
+      /** Commits this delivery tried again after transaction conflicts (contention). */
+      readonly commitConflictRetries: number;
     }
-  | { readonly kind: 'duplicate'; readonly plan: BatchPlan }
+  | {
+      readonly kind: 'duplicate';
+      readonly plan: BatchPlan;
+      /** As for `applied`: a concurrent twin may have committed some parts before losing. */
+      readonly commitConflictRetries: number;
+    }
   | { readonly kind: 'rejected'; readonly reason: RejectReason; readonly detail: string };
 
 /** Parses and validates a raw SQS body; throws InvalidMessageError for anything unusable. */
@@ -288,7 +302,7 @@ const claimAndApply = async (
       // and the watermark knows its events (a crash may have come between).
       await ports.clock.advance(plan.latestMs, claim.entry.receivedAtMs ?? receivedAtMs);
       await ports.notifier.notifyHours(plan.hours);
-      return { kind: 'duplicate', plan };
+      return { kind: 'duplicate', plan, commitConflictRetries: 0 };
     }
     done = claim.entry.doneParts;
   }
@@ -315,21 +329,23 @@ const claimAndApply = async (
   // delivery that commits the last part is the one that completed the batch: it alone reports
   // `applied`, and a concurrent twin that committed none or only earlier parts a `duplicate`.
   let completedHere = false;
+  let commitConflictRetries = 0;
   for (const [part] of plan.parts.entries()) {
     if (done.has(part)) continue;
     const last = part === plan.parts.length - 1;
-    const committed = await ports.ledger.commitPart(
+    const { committed, conflictRetries } = await ports.ledger.commitPart(
       plan,
       part,
       claimedDeltas(plan, part, counted),
       last ? { events: counted.length } : undefined,
     );
+    commitConflictRetries += conflictRetries;
     completedHere = committed && last;
   }
   // After the commit: the watermark never passes an hour ahead of the events that made it move.
   await ports.clock.advance(plan.latestMs, firstReceived ?? receivedAtMs);
   await ports.notifier.notifyHours(plan.hours.filter((hour) => !late.has(hour)));
-  if (!completedHere) return { kind: 'duplicate', plan };
+  if (!completedHere) return { kind: 'duplicate', plan, commitConflictRetries };
   return {
     kind: 'applied',
     plan,
@@ -338,6 +354,7 @@ const claimAndApply = async (
     conflicts: conflicts.length,
     staleEvents: counted.length - settled.filter((s) => s.newState).length,
     tooLate: tooLate.length,
+    commitConflictRetries,
   };
 };
 

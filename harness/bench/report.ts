@@ -39,7 +39,7 @@ export interface Report {
   readonly memory: Record<string, MemoryUse>;
   readonly freshnessBefore: FreshnessRun | undefined;
   readonly freshness:
-    | (FreshnessRun & { sustainedEventsPerSec: number; p99AtSustainedMs: number })
+    | (FreshnessRun & { sustainedEventsPerSec: number; atSustained: FreshnessRun })
     | undefined;
 }
 
@@ -159,7 +159,7 @@ export const printReport = (report: Report): void => {
       String(f.putsPerHourObjectPerMinute),
       `${f.putsPerHourObjectPerWindow}, ${f.maxPutsPerHourObjectPerWindow} (${f.perWindowSeconds} s)`,
       'sustainedEventsPerSec' in f
-        ? `${f.sustainedEventsPerSec} events/s (p99 ${f.p99AtSustainedMs} ms)`
+        ? `${f.sustainedEventsPerSec} events/s for ${f.atSustained.seconds} s (p50 ${f.atSustained.p50Ms} / p95 ${f.atSustained.p95Ms} / p99 ${f.atSustained.p99Ms} ms)`
         : '',
     ]);
   }

@@ -84,6 +84,8 @@ export class PipelineDashboard extends Construct {
       graph(
         'Batches per minute',
         ['BatchesApplied', 'DuplicateBatches', 'RejectedMessages', 'BatchConflicts'].map(app),
+        // Contention: commits retried after transaction conflicts, on the right axis.
+        [app('CommitConflictRetries')],
       ),
       graph(
         'Events per minute',

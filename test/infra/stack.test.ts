@@ -576,6 +576,7 @@ describe('the onceflow stack', () => {
       'ApproximateAgeOfOldestMessage',
       'BatchesApplied',
       'DuplicateBatches',
+      'CommitConflictRetries',
       'StaleEvents',
       'RejectedMessages',
       'EventConflicts',

@@ -32,6 +32,27 @@ describe('concurrent deliveries of one batch', () => {
   });
 });
 
+describe('commits cancelled by transaction conflicts', () => {
+  it('counts the attempts tried again in the outcome when the batch still applies', async () => {
+    const p = await createPipeline();
+    const settings = ingestSettings(loadIngestConfig(p.env));
+    const [first = '', second = ''] = seedBatches();
+    p.faults.add({ site: 'TransactWriteItems', kind: 'transaction-conflict', times: 3 });
+    const contended = await ingestMessage(
+      { body: first, messageId: 'a', sentAtMs: Date.now() },
+      p.ports,
+      settings,
+    );
+    expect(contended).toMatchObject({ kind: 'applied', commitConflictRetries: 3 });
+    const quiet = await ingestMessage(
+      { body: second, messageId: 'b', sentAtMs: Date.now() },
+      p.ports,
+      settings,
+    );
+    expect(quiet).toMatchObject({ kind: 'applied', commitConflictRetries: 0 });
+  });
+});
+
 describe('S3 409 ConditionalRequestConflict on the archive write', () => {
   it('is retried within the delivery, which then applies the batch', async () => {
     const p = await createPipeline();
