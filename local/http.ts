@@ -1,7 +1,17 @@
 /** Minimal HTTP plumbing for the edge: stream a request to an upstream and back. */
 import { Agent, type IncomingMessage, request, type ServerResponse } from 'node:http';
 
-const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+/**
+ * How long the edge keeps an idle connection to an emulator. An upstream closing an idle
+ * connection races the edge's next request on it, which then fails (a 503 to the caller, retried
+ * by SDKs but drawn from their retry quota): DynamoDB Local's Jetty closes after 30 s and tells no
+ * one, Node servers (fauxqs) after 5 s. The edge closes first.
+ */
+export const UPSTREAM_IDLE_MS = 4_000;
+
+// `timeout` closes a socket idle in the pool; one carrying a request (a 20-s long poll) only
+// emits 'timeout' on it, which nothing here acts on.
+const agent = new Agent({ keepAlive: true, maxSockets: 256, timeout: UPSTREAM_IDLE_MS });
 
 /** Decides, once the upstream answered, whether the caller gets the answer or a dropped connection. */
 export type AnswerHook = (status: number) => Promise<'deliver' | 'drop'>;
