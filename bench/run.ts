@@ -21,15 +21,11 @@ import {
   powertoolsPerEventApproach,
 } from '../harness/bench/baselines.ts';
 import { measureColdStarts, SDK_VARIANTS } from '../harness/bench/cold-start.ts';
-import {
-  type FreshnessRun,
-  findSustainedRate,
-  measureFreshness,
-  type RateStep,
-} from '../harness/bench/freshness.ts';
+import { type FreshnessRun, measureFreshness } from '../harness/bench/freshness.ts';
 import { measureMemory } from '../harness/bench/memory.ts';
 import { dollarsOf, PRICES } from '../harness/bench/prices.ts';
 import { printReport } from '../harness/bench/report.ts';
+import { findSustainedRate, type RateStep } from '../harness/bench/sustained-rate.ts';
 import { buildWorkload } from '../harness/bench/workload.ts';
 import { referenceModel } from '../harness/model.ts';
 import { startEmulators } from '../local/emulators.ts';
@@ -161,6 +157,7 @@ try {
     stream: (rate, seconds) => stream(assemblyDir, rate, seconds),
     batchSize: FRESH_BATCH_SIZE,
     stepSeconds: 20,
+    confirmSeconds: o.freshSeconds,
     onStep: (s) =>
       console.error(
         `  ${s.rate} events/s for ${s.seconds} s (${s.kind}): ${s.keptUp ? 'sustained' : 'queue grew'} (p99 ${s.p99Ms} ms, queue ${s.backlogMax} at most, ${s.backlogAtStart} on average over the first third, grew by ${s.backlogGrowth}, ${s.backlogAtEnd} at the end; failed messages ${JSON.stringify(s.failedMessages)})`,

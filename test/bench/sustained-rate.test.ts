@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type FreshnessRun, findSustainedRate } from '../../harness/bench/freshness.ts';
+import type { FreshnessRun } from '../../harness/bench/freshness.ts';
+import { findSustainedRate } from '../../harness/bench/sustained-rate.ts';
 
 const BATCH = 50;
 
@@ -42,6 +43,7 @@ const searchOn = async (capacity: number) => {
     stream,
     batchSize: BATCH,
     stepSeconds: 20,
+    confirmSeconds: 60,
   });
   return { found, ran };
 };
@@ -90,6 +92,7 @@ describe('the sustained-rate search', () => {
         seconds === 60 ? runtimeOf(100, ran)(rate, seconds) : steady(rate, seconds),
       batchSize: BATCH,
       stepSeconds: 20,
+      confirmSeconds: 60,
       maxRate: 400,
       confirmations: 2,
     });
