@@ -37,6 +37,8 @@ export interface ScheduleResult {
   readonly crashPoints: readonly string[];
   /** 409 ConditionalRequestConflict answers injected on archive writes. */
   readonly s3Conflicts: number;
+  /** Commit attempts cancelled by an injected TransactionConflict. */
+  readonly transactionConflicts: number;
   /** Whether the schedule sent batches at the contract's bounds. */
   readonly wide: boolean;
   /** Applied events re-sent in new batches mid-run, and the conflicting ones reported. */
@@ -62,6 +64,7 @@ export interface ChaosSummary {
   readonly staleOverwrites: number;
   readonly mismatches: number;
   readonly s3Conflicts: number;
+  readonly transactionConflicts: number;
   readonly wideSchedules: number;
   readonly resentEvents: number;
   readonly eventConflicts: number;
@@ -134,6 +137,7 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     mismatches: verdict.diffs.length,
     crashPoints: fired.filter((f) => f.startsWith('crash-')),
     s3Conflicts: fired.filter((f) => f.startsWith('s3-conflict')).length,
+    transactionConflicts: fired.filter((f) => f.startsWith('transaction-conflict')).length,
     wide: stream.wide,
     resentEvents: resent.events,
     eventConflicts: verdict.eventConflicts,
@@ -157,6 +161,7 @@ export const summaryOf = (r: ScheduleResult): ChaosSummary => ({
   staleOverwrites: r.staleOverwrites,
   mismatches: r.mismatches,
   s3Conflicts: r.s3Conflicts,
+  transactionConflicts: r.transactionConflicts,
   wideSchedules: r.wide ? 1 : 0,
   resentEvents: r.resentEvents,
   eventConflicts: r.eventConflicts,
@@ -193,6 +198,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     staleOverwrites: 0,
     mismatches: 0,
     s3Conflicts: 0,
+    transactionConflicts: 0,
     wideSchedules: 0,
     resentEvents: 0,
     eventConflicts: 0,
@@ -238,6 +244,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     summary.staleOverwrites += result.staleOverwrites;
     summary.mismatches += result.mismatches;
     summary.s3Conflicts += result.s3Conflicts;
+    summary.transactionConflicts += result.transactionConflicts;
     summary.wideSchedules += result.wide ? 1 : 0;
     summary.resentEvents += result.resentEvents;
     summary.eventConflicts += result.eventConflicts;
@@ -264,7 +271,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
 export const formatSummary = (s: ChaosSummary) =>
   `${s.schedules.toLocaleString('en-US')} schedules, ${s.events.toLocaleString('en-US')} events, ${s.lost} lost, ${s.doubleCounted} double-counted, ` +
   `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}; ` +
-  `${s.s3Conflicts} S3 409s on the archive, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
+  `${s.s3Conflicts} S3 409s on the archive, ${s.transactionConflicts} commits cancelled by transaction conflicts, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
   `${s.resentEvents.toLocaleString('en-US')} applied events re-sent in new batches, ${s.eventConflicts} event conflicts reported; ` +
   `${s.restores} table restores recovered by the runbook; ` +
   `${s.quarantineSchedules} schedules under latePolicy quarantine, ${s.lateSchedules} with events later than the lateness: ` +

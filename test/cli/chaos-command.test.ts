@@ -50,6 +50,7 @@ describe('onceflow chaos', () => {
       'schedules',
       'staleOverwrites',
       'tooLate',
+      'transactionConflicts',
       'versionsRead',
       'wideSchedules',
     ]);
