@@ -33,6 +33,10 @@ export const createIngestHandler = (
   const recordHandler = async (record: SQSRecord): Promise<void> => {
     const { ports, settings } = resolve();
     const outcome = await ingestMessage(toIncomingMessage(record), ports, settings);
+    // Commits cancelled by other transactions on the same items and tried again: contention on
+    // an hour's counters or a shard's totals (README, "Guarantees and their limits", item 5).
+    if (outcome.kind !== 'rejected')
+      metrics.addMetric('CommitConflictRetries', MetricUnit.Count, outcome.commitConflictRetries);
     switch (outcome.kind) {
       case 'applied':
         metrics.addMetric('BatchesApplied', MetricUnit.Count, 1);
@@ -43,9 +47,6 @@ export const createIngestHandler = (
         metrics.addMetric('EventConflicts', MetricUnit.Count, outcome.conflicts);
         // Refused by latePolicy quarantine: each hour's part is in rejects/ (reason too-late).
         metrics.addMetric('TooLateEvents', MetricUnit.Count, outcome.tooLate);
-        // Commits cancelled by other transactions on the same items and tried again: contention
-        // on an hour's counters or a shard's totals (README, "Guarantees and their limits", item 5).
-        metrics.addMetric('CommitConflictRetries', MetricUnit.Count, outcome.commitConflictRetries);
         logger.info('batch applied', {
           batchId: outcome.plan.batch.batchId,
           hours: outcome.plan.hours,
@@ -70,7 +71,6 @@ export const createIngestHandler = (
         break;
       case 'duplicate':
         metrics.addMetric('DuplicateBatches', MetricUnit.Count, 1);
-        metrics.addMetric('CommitConflictRetries', MetricUnit.Count, outcome.commitConflictRetries);
         logger.info('duplicate batch ignored', { batchId: outcome.plan.batch.batchId });
         break;
       case 'rejected':

@@ -271,7 +271,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
 export const formatSummary = (s: ChaosSummary) =>
   `${s.schedules.toLocaleString('en-US')} schedules, ${s.events.toLocaleString('en-US')} events, ${s.lost} lost, ${s.doubleCounted} double-counted, ` +
   `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}; ` +
-  `${s.s3Conflicts} S3 409s on the archive, ${s.transactionConflicts} commits cancelled by transaction conflicts, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
+  `${s.s3Conflicts} S3 409s on the archive, ${s.transactionConflicts} commit attempts cancelled by transaction conflicts, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
   `${s.resentEvents.toLocaleString('en-US')} applied events re-sent in new batches, ${s.eventConflicts} event conflicts reported; ` +
   `${s.restores} table restores recovered by the runbook; ` +
   `${s.quarantineSchedules} schedules under latePolicy quarantine, ${s.lateSchedules} with events later than the lateness: ` +
