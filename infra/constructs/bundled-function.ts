@@ -43,6 +43,9 @@ const UNUSED_CREDENTIAL_PROVIDERS = [
 
 const NODE_HTTP_SHIM = join(import.meta.dirname, '..', 'bundling', 'node-http.mjs');
 
+/** Maps the bundle's stack traces to source lines when first formatted (see the file for why). */
+const STACK_TRACES = join(import.meta.dirname, '..', 'bundling', 'stack-traces.ts');
+
 /** The tracer's modules, left out of bundles that do not trace (nothing imports them then). */
 const TRACER_MODULES = ['@aws-lambda-powertools/tracer', '@aws-lambda-powertools/tracer/*'];
 
@@ -84,7 +87,6 @@ export const bundledFunction = (
     memorySize: props.memorySize,
     logGroup,
     environment: {
-      NODE_OPTIONS: '--enable-source-maps',
       ...(props.tracing ? { POWERTOOLS_TRACE_ENABLED: 'true' } : {}),
       ...props.environment,
     },
@@ -95,8 +97,7 @@ export const bundledFunction = (
       target: 'node24',
       minify: true,
       sourceMap: true,
-      // Mappings only: with --enable-source-maps Node reads the map at load, and the sources
-      // embedded in it would triple its size (stack traces need the mappings alone).
+      // Mappings only: stack traces need no more, and embedded sources would triple the map.
       sourcesContent: false,
       mainFields: ['module', 'main'],
       // Bundled, the SDK loads as one parsed file instead of hundreds of the runtime's
@@ -108,6 +109,8 @@ export const bundledFunction = (
       // Some dependencies are CommonJS and call require(): give ESM bundles one.
       banner:
         "import { createRequire as __onceflowRequire } from 'node:module'; const require = __onceflowRequire(import.meta.url);",
+      // Stack traces mapped on demand rather than by --enable-source-maps at every load.
+      inject: [STACK_TRACES],
       // node:http through require(), not an ES module facade (see the shim for why).
       esbuildArgs: { '--alias:node:http': NODE_HTTP_SHIM, '--alias:http': NODE_HTTP_SHIM },
       forceDockerBundling: false,

@@ -3,7 +3,7 @@
  * beside it (no node_modules: the AWS SDK is bundled) and runs its first invocation against the
  * local edge, within the size budget the README states.
  */
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
@@ -12,6 +12,7 @@ import { firstEvent, functionOf, runFresh } from '../../harness/bench/cold-start
 import { type ModelBatch, referenceModel } from '../../harness/model.ts';
 import { adminClients } from '../../local/clients.ts';
 import { LOCAL_REGION } from '../../local/emulators.ts';
+import { runProcess } from '../../local/process.ts';
 import { toSqsEvent } from '../../local/sqs-event.ts';
 import { provisionStackCopy } from '../../local/stack-copy.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
@@ -67,5 +68,40 @@ describe('the deployed bundles', () => {
       hour: expected?.hour,
       events: expected?.events,
     });
+  });
+
+  it('maps a stack trace to source files and function names when first formatted, reading the map only then', async () => {
+    const { assemblyDir, stackName } = inject('assembly');
+    const copy = await provisionStackCopy({
+      assemblyDir,
+      stackName,
+      endpoint: inject('endpoint'),
+      name: uniqueName('stacks'),
+    });
+    const fn = functionOf(copy, 'IngestFunctionName');
+    const dir = mkdtempSync(join(tmpdir(), 'onceflow-stacks-'));
+    copyFileSync(fn.handlerFile, join(dir, 'index.mjs'));
+    // The map arrives after the bundle has loaded: a map read at load would be missed.
+    const probe = join(dir, 'probe.mjs');
+    writeFileSync(
+      probe,
+      `import { copyFileSync } from 'node:fs';
+const { handler } = await import(${JSON.stringify(join(dir, 'index.mjs'))});
+copyFileSync(${JSON.stringify(`${fn.handlerFile}.map`)}, ${JSON.stringify(join(dir, 'index.mjs.map'))});
+// No configuration in the environment: the first invocation throws a ConfigError.
+await handler({ Records: [] }, {}).then(() => { throw new Error('no error'); }, (e) => console.log(e.stack));`,
+    );
+    // As deployed: no NODE_OPTIONS, so no --enable-source-maps.
+    const run = await runProcess(process.execPath, [probe], {
+      env: { PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: 'SILENT' },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const frames = run.stdout.split('\n').filter((l) => l.startsWith('    at '));
+    expect(run.stdout).toMatch(/^ConfigError: invalid configuration: TABLE_NAME: is required/);
+    // The throwing frame, named and placed as in the source.
+    expect(frames[0]).toMatch(/^ {4}at [A-Za-z]\w+ \(shared\/config\.ts:\d+:\d+\)$/);
+    expect(frames.some((f) => /\(functions\/ingest-orders\.ts:\d+:\d+\)$/.test(f))).toBe(true);
+    // Nothing left pointing into the minified bundle.
+    expect(frames.filter((f) => f.includes('index.mjs'))).toEqual([]);
   });
 });
