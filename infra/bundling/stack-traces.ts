@@ -1,8 +1,8 @@
 /**
  * Stack traces of a deployed bundle, mapped to source lines when they are first formatted.
  *
- * `--enable-source-maps` reads and parses the bundle's map as the bundle loads: about 20 ms of
- * every cold start (`npm run bench`), for traces most environments never print. Injected into
+ * `--enable-source-maps` reads and parses the bundle's map as the bundle loads: 14 to 19 ms of
+ * every init (README, "Cold start"), for traces most environments never print. Injected into
  * each bundle (and only there: tests running the TypeScript keep their own mapping), this hook
  * reads the map the first time a stack is formatted, and then maps every frame of the bundle to
  * its source file, line, column and function name, as Node's own support does.
