@@ -3,7 +3,7 @@
  * beside it (no node_modules: the AWS SDK is bundled) and runs its first invocation against the
  * local edge, within the size budget the README states.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
@@ -70,7 +70,7 @@ describe('the deployed bundles', () => {
     });
   });
 
-  it('maps a stack trace to source files and function names when first formatted, reading the map only then', async () => {
+  it('maps a stack trace to source files and function names when first formatted, reading the map only then, and leaves it unmapped when there is none', async () => {
     const { assemblyDir, stackName } = inject('assembly');
     const copy = await provisionStackCopy({
       assemblyDir,
@@ -81,27 +81,37 @@ describe('the deployed bundles', () => {
     const fn = functionOf(copy, 'IngestFunctionName');
     const dir = mkdtempSync(join(tmpdir(), 'onceflow-stacks-'));
     copyFileSync(fn.handlerFile, join(dir, 'index.mjs'));
-    // The map arrives after the bundle has loaded: a map read at load would be missed.
+    // The map arrives after the bundle has loaded: a map read at load would be missed. With
+    // `MAP=none` it never arrives.
     const probe = join(dir, 'probe.mjs');
     writeFileSync(
       probe,
       `import { copyFileSync } from 'node:fs';
 const { handler } = await import(${JSON.stringify(join(dir, 'index.mjs'))});
-copyFileSync(${JSON.stringify(`${fn.handlerFile}.map`)}, ${JSON.stringify(join(dir, 'index.mjs.map'))});
+if (process.env.MAP !== 'none')
+  copyFileSync(${JSON.stringify(`${fn.handlerFile}.map`)}, ${JSON.stringify(join(dir, 'index.mjs.map'))});
 // No configuration in the environment: the first invocation throws a ConfigError.
 await handler({ Records: [] }, {}).then(() => { throw new Error('no error'); }, (e) => console.log(e.stack));`,
     );
     // As deployed: no NODE_OPTIONS, so no --enable-source-maps.
-    const run = await runProcess(process.execPath, [probe], {
-      env: { PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: 'SILENT' },
-    });
-    expect(run.code, run.stderr).toBe(0);
-    const frames = run.stdout.split('\n').filter((l) => l.startsWith('    at '));
-    expect(run.stdout).toMatch(/^ConfigError: invalid configuration: TABLE_NAME: is required/);
+    const trace = async (map: 'late' | 'none') => {
+      const run = await runProcess(process.execPath, [probe], {
+        env: { PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: 'SILENT', MAP: map },
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^ConfigError: invalid configuration: TABLE_NAME: is required/);
+      return run.stdout.split('\n').filter((l) => l.startsWith('    at '));
+    };
+    const mapped = await trace('late');
     // The throwing frame, named and placed as in the source.
-    expect(frames[0]).toMatch(/^ {4}at [A-Za-z]\w+ \(shared\/config\.ts:\d+:\d+\)$/);
-    expect(frames.some((f) => /\(functions\/ingest-orders\.ts:\d+:\d+\)$/.test(f))).toBe(true);
+    expect(mapped[0]).toMatch(/^ {4}at [A-Za-z]\w+ \(shared\/config\.ts:\d+:\d+\)$/);
+    expect(mapped.some((f) => /\(functions\/ingest-orders\.ts:\d+:\d+\)$/.test(f))).toBe(true);
     // Nothing left pointing into the minified bundle.
-    expect(frames.filter((f) => f.includes('index.mjs'))).toEqual([]);
+    expect(mapped.filter((f) => f.includes('index.mjs'))).toEqual([]);
+    // No map at all: the same trace, unmapped, rather than an error in place of the error.
+    rmSync(join(dir, 'index.mjs.map'));
+    const unmapped = await trace('none');
+    expect(unmapped).toHaveLength(mapped.length);
+    expect(unmapped[0]).toMatch(/\(file:\/\/.*\/index\.mjs:\d+:\d+\)$/);
   });
 });
