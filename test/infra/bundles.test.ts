@@ -21,15 +21,20 @@ import { uniqueName } from '../support/pipeline.ts';
 /** Per bundle, minified with the SDK inside (the README's performance section gives today's). */
 const BUNDLE_BUDGET_BYTES = 640 * 1024;
 
+/** A copy of the synthesized stack of the test's own, with its functions' bundles. */
+const ownCopy = (name: string) => {
+  const { assemblyDir, stackName } = inject('assembly');
+  return provisionStackCopy({
+    assemblyDir,
+    stackName,
+    endpoint: inject('endpoint'),
+    name: uniqueName(name),
+  });
+};
+
 describe('the deployed bundles', () => {
   it('load and run their first invocation in a fresh process with no node_modules, each under the size budget', async () => {
-    const { assemblyDir, stackName } = inject('assembly');
-    const copy = await provisionStackCopy({
-      assemblyDir,
-      stackName,
-      endpoint: inject('endpoint'),
-      name: uniqueName('bundles'),
-    });
+    const copy = await ownCopy('bundles');
     const work = mkdtempSync(join(tmpdir(), 'onceflow-bundles-'));
     const [ingestRecord] = firstEvent('IngestOrders', copy, 0).Records;
     const batch = JSON.parse(ingestRecord?.body ?? '') as ModelBatch;
@@ -71,13 +76,7 @@ describe('the deployed bundles', () => {
   });
 
   it('maps a stack trace to source files and function names when first formatted, reading the map only then, and leaves it unmapped when there is none', async () => {
-    const { assemblyDir, stackName } = inject('assembly');
-    const copy = await provisionStackCopy({
-      assemblyDir,
-      stackName,
-      endpoint: inject('endpoint'),
-      name: uniqueName('stacks'),
-    });
+    const copy = await ownCopy('stacks');
     const fn = functionOf(copy, 'IngestFunctionName');
     const dir = mkdtempSync(join(tmpdir(), 'onceflow-stacks-'));
     copyFileSync(fn.handlerFile, join(dir, 'index.mjs'));
