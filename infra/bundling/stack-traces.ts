@@ -48,9 +48,10 @@ const isOrigin = (found: SourceOrigin | object): found is SourceOrigin => 'fileN
 const frame = (site: NodeJS.CallSite, caller: NodeJS.CallSite | undefined): string => {
   const line = site.getLineNumber();
   const column = site.getColumnNumber();
-  const sm = site.getFileName() === bundle && line && column ? sourceMap() : null;
-  const origin = sm && line && column ? sm.findOrigin(line, column) : {};
-  if (!sm || !isOrigin(origin)) return String(site);
+  const sm = site.getFileName() === bundle ? sourceMap() : null;
+  if (!sm || !line || !column) return String(site);
+  const origin = sm.findOrigin(line, column);
+  if (!isOrigin(origin)) return String(site);
   const location = `${tidy(origin.fileName)}:${origin.lineNumber}:${origin.columnNumber}`;
   const name =
     nameAt(sm, site.getEnclosingLineNumber(), site.getEnclosingColumnNumber()) ??
