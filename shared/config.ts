@@ -9,6 +9,9 @@ import { describeValidationIssues } from './schema.ts';
 type Env = Readonly<Record<string, string | undefined>>;
 
 const required = v.pipe(v.string('is required'), v.minLength(1, 'is required'));
+/** Order writes in flight for one batch when `WRITE_CONCURRENCY` is not set. */
+export const DEFAULT_WRITE_CONCURRENCY = 16;
+
 const integer = (min: number, max: number) =>
   v.pipe(
     v.string(),
@@ -40,7 +43,7 @@ const IngestSchema = v.object({
   COUNTER_SHARDS: v.optional(integer(1, 100), '4'),
   MAX_BODY_BYTES: v.optional(integer(1024, 10 * 1024 * 1024), String(1024 * 1024)),
   LEDGER_RETENTION_DAYS: v.optional(integer(1, 36_500)),
-  WRITE_CONCURRENCY: v.optional(integer(1, 64), '16'),
+  WRITE_CONCURRENCY: v.optional(integer(1, 64), String(DEFAULT_WRITE_CONCURRENCY)),
   /** The aggregate queue's coalescing window (it is FIFO when set); 0: a standard queue. */
   HOUR_COALESCE_SECONDS: v.optional(integer(0, 900), '0'),
   LATE_POLICY: v.optional(latePolicy, 'amend'),

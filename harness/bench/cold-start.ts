@@ -91,7 +91,7 @@ for (const [n, warmEvent] of JSON.parse(readFileSync(warmEventsFile, 'utf8')).en
 console.log('COLD-START ' + JSON.stringify({ initMs: initialized - started, firstInvokeMs: invoked - initialized, warmInvokeMs, maxRssBytes }));
 `;
 
-const median = (values: readonly number[]) => {
+export const median = (values: readonly number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;

@@ -4,6 +4,7 @@ import { type FunctionColdStart, SDK_VARIANTS, type SdkVariant } from './cold-st
 import type { FreshnessRun } from './freshness.ts';
 import type { MemoryUse } from './memory.ts';
 import { PRICES } from './prices.ts';
+import type { TlsColdStart } from './tls-cold-start.ts';
 
 type Row = {
   writeUnitsPerEvent: number;
@@ -35,6 +36,11 @@ export interface Report {
   /** Conflicting re-sent events in the re-batch pass (what every approach should report). */
   readonly conflicts: number;
   readonly coldStarts: Record<string, FunctionColdStart>;
+  /** Ingest's cold path through a TLS proxy, or why it was not measured. */
+  readonly overTls:
+    | { readonly runs: readonly TlsColdStart[] }
+    | { readonly skipped: string }
+    | undefined;
   readonly defaultSdk: SdkVariant;
   readonly memory: Record<string, MemoryUse>;
   readonly freshnessBefore: FreshnessRun | undefined;
@@ -123,6 +129,31 @@ export const printReport = (report: Report): void => {
     }
   }
   console.log(fnTable.toString());
+  if (report.overTls && 'skipped' in report.overTls) {
+    console.log(`ingest cold start through TLS: not measured (${report.overTls.skipped})`);
+  } else if (report.overTls) {
+    const tlsTable = new Table({
+      head: [
+        'ingest cold start (median)',
+        'writes in flight',
+        'init',
+        'first invocation',
+        'init + first',
+        'warm invocation',
+      ],
+      style: { head: [], border: [], compact: true },
+    });
+    for (const r of report.overTls.runs)
+      tlsTable.push([
+        r.transport === 'tls' ? 'through TLS (as on AWS)' : 'plain HTTP (the local edge)',
+        r.writeConcurrency,
+        `${r.initMs} ms`,
+        `${r.firstInvokeMs} ms`,
+        `${r.pathMs} ms`,
+        `${r.warmInvokeMs} ms`,
+      ]);
+    console.log(tlsTable.toString());
+  }
   const memoryTable = new Table({
     head: ['memory (largest valid input)', 'configured', 'peak RSS', 'headroom'],
     style: { head: [], border: [], compact: true },
