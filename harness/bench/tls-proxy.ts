@@ -80,6 +80,8 @@ export const startTlsProxy = async (upstream: string): Promise<TlsProxy> => {
       },
     );
     forward.once('error', (error) => {
+      // Cut off mid-answer, the client sees the connection drop, as it would on AWS.
+      if (res.headersSent) return res.destroy(error);
       res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(`the TLS proxy could not reach ${upstream}: ${error.message}`);
     });
