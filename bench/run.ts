@@ -26,7 +26,7 @@ import { measureMemory } from '../harness/bench/memory.ts';
 import { dollarsOf, PRICES } from '../harness/bench/prices.ts';
 import { printReport } from '../harness/bench/report.ts';
 import { findSustainedRate, type RateStep } from '../harness/bench/sustained-rate.ts';
-import { measureIngestOverTls, type TlsColdStart } from '../harness/bench/tls-cold-start.ts';
+import { measureIngestOverTls, type TlsColdStartReport } from '../harness/bench/tls-cold-start.ts';
 import { TlsUnavailableError } from '../harness/bench/tls-proxy.ts';
 import { buildWorkload } from '../harness/bench/workload.ts';
 import { referenceModel } from '../harness/model.ts';
@@ -122,7 +122,7 @@ const emulators = await startEmulators();
 const results: Record<string, unknown> = {};
 let coldStarts: Awaited<ReturnType<typeof measureColdStarts>> = {};
 /** Ingest's cold path through a TLS proxy, or why it could not be measured. */
-let overTls: { readonly runs: TlsColdStart[] } | { readonly skipped: string } | undefined;
+let overTls: TlsColdStartReport | undefined;
 let memory: Awaited<ReturnType<typeof measureMemory>> = {};
 let freshness:
   | (FreshnessRun & {

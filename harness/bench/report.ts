@@ -4,7 +4,7 @@ import { type FunctionColdStart, SDK_VARIANTS, type SdkVariant } from './cold-st
 import type { FreshnessRun } from './freshness.ts';
 import type { MemoryUse } from './memory.ts';
 import { PRICES } from './prices.ts';
-import type { TlsColdStart } from './tls-cold-start.ts';
+import type { TlsColdStartReport } from './tls-cold-start.ts';
 
 type Row = {
   writeUnitsPerEvent: number;
@@ -37,10 +37,7 @@ export interface Report {
   readonly conflicts: number;
   readonly coldStarts: Record<string, FunctionColdStart>;
   /** Ingest's cold path through a TLS proxy, or why it was not measured. */
-  readonly overTls:
-    | { readonly runs: readonly TlsColdStart[] }
-    | { readonly skipped: string }
-    | undefined;
+  readonly overTls: TlsColdStartReport | undefined;
   readonly defaultSdk: SdkVariant;
   readonly memory: Record<string, MemoryUse>;
   readonly freshnessBefore: FreshnessRun | undefined;

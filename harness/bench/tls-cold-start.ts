@@ -34,6 +34,11 @@ export interface TlsColdStart {
   readonly pathMs: number;
 }
 
+/** What the bench reports: the runs, or why they could not be made (no `openssl`). */
+export type TlsColdStartReport =
+  | { readonly runs: readonly TlsColdStart[] }
+  | { readonly skipped: string };
+
 export const measureIngestOverTls = async (options: {
   /** The local edge (plain HTTP). */
   readonly endpoint: string;
