@@ -31,8 +31,8 @@ import { unique } from './deliver.ts';
 export const SDK_VARIANTS = ['external', 'bundled'] as const;
 export type SdkVariant = (typeof SDK_VARIANTS)[number];
 
-export interface ColdStart {
-  readonly bundleBytes: number;
+/** Medians over fresh processes of one function and set-up. */
+export interface ColdPath {
   /** Median module init (the bundle's import), ms. */
   readonly initMs: number;
   /** Median first invocation, ms. */
@@ -42,6 +42,10 @@ export interface ColdStart {
    * `initMs + firstInvokeMs - warmInvokeMs` is what being cold adds.
    */
   readonly warmInvokeMs: number;
+}
+
+export interface ColdStart extends ColdPath {
+  readonly bundleBytes: number;
 }
 
 export interface FunctionColdStart {
@@ -91,11 +95,21 @@ for (const [n, warmEvent] of JSON.parse(readFileSync(warmEventsFile, 'utf8')).en
 console.log('COLD-START ' + JSON.stringify({ initMs: initialized - started, firstInvokeMs: invoked - initialized, warmInvokeMs, maxRssBytes }));
 `;
 
-export const median = (values: readonly number[]) => {
+const median = (values: readonly number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 };
+
+/** The median of durations, rounded to 0.1 ms. */
+export const medianMs = (values: readonly number[]) => Number(median(values).toFixed(1));
+
+/** The medians of fresh processes' runs. */
+export const medianColdPath = (runs: readonly FreshRun[]): ColdPath => ({
+  initMs: medianMs(runs.map((r) => r.initMs)),
+  firstInvokeMs: medianMs(runs.map((r) => r.firstInvokeMs)),
+  warmInvokeMs: medianMs(runs.map((r) => r.warmInvokeMs)),
+});
 
 export interface FreshRun {
   readonly initMs: number;
@@ -270,9 +284,7 @@ export const measureColdStarts = async (options: {
       }
       const summary = (v: SdkVariant): ColdStart => ({
         bundleBytes: bytes[v],
-        initMs: Number(median(samples[v].map((s) => s.initMs)).toFixed(1)),
-        firstInvokeMs: Number(median(samples[v].map((s) => s.firstInvokeMs)).toFixed(1)),
-        warmInvokeMs: Number(median(samples[v].map((s) => s.warmInvokeMs)).toFixed(1)),
+        ...medianColdPath(samples[v]),
       });
       const external = summary('external');
       const bundled = summary('bundled');

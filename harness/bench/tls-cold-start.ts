@@ -10,11 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { provisionStackCopy } from '../../local/stack-copy.ts';
 import {
+  type ColdPath,
   DEFAULT_WARMUP_INVOCATIONS,
   type FreshRun,
   firstEvent,
   functionOf,
-  median,
+  medianColdPath,
+  medianMs,
   runFresh,
 } from './cold-start.ts';
 import { unique } from './deliver.ts';
@@ -23,14 +25,10 @@ import { startTlsProxy } from './tls-proxy.ts';
 export const TRANSPORTS = ['http', 'tls'] as const;
 export type Transport = (typeof TRANSPORTS)[number];
 
-export interface TlsColdStart {
+export interface TlsColdStart extends ColdPath {
   readonly transport: Transport;
   readonly writeConcurrency: number;
-  /** Medians, ms. */
-  readonly initMs: number;
-  readonly firstInvokeMs: number;
-  readonly warmInvokeMs: number;
-  /** Median of init + first invocation. */
+  /** Median of init + first invocation (not the sum of the medians), ms. */
   readonly pathMs: number;
 }
 
@@ -100,14 +98,11 @@ export const measureIngestOverTls = async (options: {
         options.onSample?.(++done, total);
       }
     }
-    const ms = (values: number[]) => Number(median(values).toFixed(1));
     return variants.map((v) => ({
       transport: v.transport,
       writeConcurrency: v.writeConcurrency,
-      initMs: ms(v.runs.map((r) => r.initMs)),
-      firstInvokeMs: ms(v.runs.map((r) => r.firstInvokeMs)),
-      warmInvokeMs: ms(v.runs.map((r) => r.warmInvokeMs)),
-      pathMs: ms(v.runs.map((r) => r.initMs + r.firstInvokeMs)),
+      ...medianColdPath(v.runs),
+      pathMs: medianMs(v.runs.map((r) => r.initMs + r.firstInvokeMs)),
     }));
   } finally {
     await proxy.stop();
