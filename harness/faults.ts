@@ -27,7 +27,9 @@ export type FaultKind =
   | 'throttling'
   | 'transaction-conflict'
   /** S3's 409 ConditionalRequestConflict, answered by the local edge (conditional writes only). */
-  | 's3-conflict';
+  | 's3-conflict'
+  /** A slow dependency: the call waits for the rule's `release`, then proceeds. */
+  | 'hold';
 
 /** A call site: the command plus what it writes (`UpdateItem:order`, `PutObject:raw`, …). */
 export const callSite = (command: string, input: unknown): string => {
@@ -72,6 +74,8 @@ export interface FaultRule {
   readonly times?: number;
   /** Only calls whose input matches. */
   readonly when?: (input: unknown) => boolean;
+  /** `hold`: what the held call waits for. */
+  readonly release?: Promise<unknown>;
 }
 
 /** The generic throttling error, shaped as the SDK shapes service errors. */
@@ -135,6 +139,12 @@ export class FaultInjector {
   readonly calls = new Map<string, number>();
   /** Every fault fired, as `kind@site`. */
   readonly fired: string[] = [];
+  /**
+   * Every call's start (`site`) and successful end (`site done`), in the order they happened:
+   * what tests use to tell which calls overlapped.
+   */
+  readonly trace: string[] = [];
+  readonly #waiters: { readonly site: string; readonly called: () => void }[] = [];
 
   add(rule: FaultRule): this {
     this.#rules.push({ ...rule, seen: 0, fired: 0 });
@@ -145,19 +155,32 @@ export class FaultInjector {
     this.#rules.length = 0;
   }
 
+  /** Resolves when `site` is next called (before the call is made). */
+  nextCall(site: string): Promise<void> {
+    return new Promise((called) => this.#waiters.push({ site, called }));
+  }
+
   /** Adds the middleware to a client; it runs before the SDK's own retries. */
   attach<T extends AnyClient>(client: T): T {
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const site = callSite(context.commandName ?? 'unknown', args.input);
         this.calls.set(site, (this.calls.get(site) ?? 0) + 1);
+        this.trace.push(site);
+        for (const waiter of this.#waiters.filter((w) => w.site === site)) {
+          this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+          waiter.called();
+        }
         const rule = this.#match(site, args.input);
         if (rule?.kind === 's3-conflict') {
           this.fired.push(`${rule.kind}@${site}`);
           (context as Record<symbol, unknown>)[WANTS_CONFLICT] = true;
           return next(args);
         }
-        if (rule && rule.kind !== 'crash-after') {
+        if (rule?.kind === 'hold') {
+          this.fired.push(`${rule.kind}@${site}`);
+          await rule.release;
+        } else if (rule && rule.kind !== 'crash-after') {
           this.fired.push(`${rule.kind}@${site}`);
           throw faultError(rule.kind, site);
         }
@@ -166,6 +189,7 @@ export class FaultInjector {
           this.fired.push(`${rule.kind}@${site}`);
           throw faultError(rule.kind, site);
         }
+        this.trace.push(`${site} done`);
         return output;
       },
       { step: 'initialize', name: 'onceflowFaults', override: true },

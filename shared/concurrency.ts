@@ -1,4 +1,8 @@
-/** Runs `task` over `items` with at most `limit` in flight; rejects with the first failure. */
+/**
+ * Runs `task` over `items` with at most `limit` in flight. After a failure no further item
+ * starts, and it rejects with the first failure once the tasks in flight have settled: nothing
+ * it started is still running when it returns.
+ */
 export const mapLimit = async <T, R>(
   items: readonly T[],
   limit: number,
@@ -6,14 +10,36 @@ export const mapLimit = async <T, R>(
 ): Promise<R[]> => {
   const results = new Array<R>(items.length);
   let next = 0;
+  let failure: { readonly error: unknown } | undefined;
   const worker = async () => {
-    while (next < items.length) {
+    while (next < items.length && !failure) {
       const index = next++;
-      results[index] = await task(items[index] as T);
+      try {
+        results[index] = await task(items[index] as T);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.error;
   return results;
+};
+
+/**
+ * Awaits every task, then rejects with the first failure in the order given, if any. Unlike
+ * `Promise.all`, nothing is left running when it rejects.
+ */
+export const allSettledOrThrow = async <T extends readonly unknown[]>(
+  ...tasks: { readonly [K in keyof T]: Promise<T[K]> }
+): Promise<T> => {
+  const settled = await Promise.allSettled(tasks);
+  const values: unknown[] = [];
+  for (const outcome of settled) {
+    if (outcome.status === 'rejected') throw outcome.reason;
+    values.push(outcome.value);
+  }
+  return values as unknown as T;
 };
 
 /**

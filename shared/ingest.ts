@@ -3,8 +3,9 @@
  * small ports, so it can be reasoned about (and tested) without AWS:
  *
  *   validate → claim ledger → [quarantine policy: decide which hours are too late] → archive
- *   raw → settle each order (event claims + newest-wins, one write) → report event conflicts and
- *   too-late parts → commit the claimed events' counters (per part) → notify
+ *   raw → settle each order (event claims + newest-wins, one write), filing the arrival marker
+ *   meanwhile → report event conflicts and too-late parts → commit the claimed events' counters
+ *   (per part) → notify
  *
  * Every step before the commit converges when repeated, the commit happens once per batch part,
  * and every step after it is idempotent: a crash anywhere followed by a redelivery ends in the
@@ -14,6 +15,7 @@
  */
 import { type CounterDelta, counterDeltas } from './aggregate.ts';
 import { eventsByOrder, type Settlement } from './claims.ts';
+import { allSettledOrThrow } from './concurrency.ts';
 import { type ConflictRecord, reportConflict } from './conflicts.ts';
 import { batchDigest, stableHash } from './digest.ts';
 import { BatchConflictError, InvalidMessageError, type RejectReason } from './errors.ts';
@@ -308,15 +310,22 @@ const claimAndApply = async (
   }
 
   const late = await lateHoursOf(plan, claim, ports, settings.latePolicy);
+  // Before any order write: an event's claim may name this batch as its first content.
   await ports.archive.putOnce(plan.archiveKey, message.body);
   // Filed under the first claim's hour, so every delivery of the batch writes the same marker.
   const firstReceived = claim.claimed ? receivedAtMs : claim.entry.receivedAtMs;
-  await ports.archive.recordArrival(firstReceived ?? receivedAtMs, plan.archiveKey);
   const claimant = { batchId: plan.batch.batchId, expiresAtSeconds: expiresAt, nowMs: ports.now() };
   const onTime = plan.orders
     .map((events) => events.filter((e) => !late.has(e.hour)))
     .filter((events) => events.length > 0);
-  const settled = await ports.orders.settle(onTime, claimant, settings.writeConcurrency);
+  // The arrival marker need only precede the commit (after it, a redelivery stops at the ledger
+  // and would not file it), so it is written while the orders settle: one S3 round trip less on
+  // every batch's path. Both converge when repeated, and both have settled before either's
+  // failure is thrown.
+  const [, settled] = await allSettledOrThrow(
+    ports.archive.recordArrival(firstReceived ?? receivedAtMs, plan.archiveKey),
+    ports.orders.settle(onTime, claimant, settings.writeConcurrency),
+  );
   const counted = settled.flatMap((s) => s.ours);
   const conflicts = settled.flatMap((s) => s.conflicts);
   // Reported before the commit: after it, a redelivery would stop at the ledger and a crash in

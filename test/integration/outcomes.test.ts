@@ -7,6 +7,7 @@ import { ingestSettings } from '../../adapters/wiring.ts';
 import { loadIngestConfig } from '../../shared/config.ts';
 import { ingestMessage } from '../../shared/ingest.ts';
 import { widestBatch } from '../support/bounds.ts';
+import { DEADLINE_MS } from '../support/deadlines.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { createPipeline, uniqueName } from '../support/pipeline.ts';
 
@@ -82,6 +83,54 @@ describe('S3 409 ConditionalRequestConflict on the archive write', () => {
     const retry = await p.ingest([{ body, messageId: 'm1', receiveCount: 2 }]);
     expect(retry.batchItemFailures).toEqual([]);
     expect(await p.listKeys('raw/')).toEqual(['raw/date=2026-10-01/hour=09/make-orders-1.json']);
+    expect(await p.pendingBatches()).toEqual([]);
+  });
+});
+
+describe('the arrival marker', () => {
+  /** Resolves to `value` after `ms`, without keeping the process alive. */
+  const after = <T>(ms: number, value: T) =>
+    new Promise<T>((resolve) => setTimeout(resolve, ms, value).unref());
+
+  it('is written while the orders settle, and the batch commits only after both', async () => {
+    const p = await createPipeline();
+    const [body = ''] = seedBatches();
+    // The marker's write is held until an order write starts. Were the orders written only after
+    // the marker, none would start: the deadline then lets the test fail instead of hanging.
+    const released = Promise.race([
+      p.faults.nextCall('UpdateItem:order').then(() => 'an order write started'),
+      after(DEADLINE_MS, 'the deadline passed'),
+    ]);
+    p.faults.add({ site: 'PutObject:arrivals', kind: 'hold', release: released });
+    const res = await p.ingest([{ body }]);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(await released).toBe('an order write started');
+    const trace = p.faults.trace;
+    const markerWritten = trace.indexOf('PutObject:arrivals done');
+    expect(trace.indexOf('UpdateItem:order')).toBeLessThan(markerWritten);
+    expect(markerWritten).toBeLessThan(trace.indexOf('TransactWriteItems'));
+    expect(trace.lastIndexOf('UpdateItem:order done')).toBeLessThan(
+      trace.indexOf('TransactWriteItems'),
+    );
+    expect(await p.listKeys('arrivals/')).toHaveLength(1);
+  });
+
+  it('fails the delivery with no write left in flight and nothing committed when it cannot be written, and the redelivery applies the batch', async () => {
+    const p = await createPipeline();
+    const [body = ''] = seedBatches();
+    p.faults.add({ site: 'PutObject:arrivals', kind: 'crash-before' });
+    const first = await p.ingest([{ body, messageId: 'm1' }]);
+    expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+    // Every order write the delivery started had ended before it failed.
+    const ended = (site: string) => p.faults.trace.filter((t) => t === `${site} done`).length;
+    expect(p.faults.calls.get('UpdateItem:order')).toBeGreaterThan(0);
+    expect(ended('UpdateItem:order')).toBe(p.faults.calls.get('UpdateItem:order'));
+    expect(p.faults.calls.get('TransactWriteItems')).toBeUndefined();
+    expect(await p.pendingBatches()).toEqual(['make-orders-1']);
+
+    const retry = await p.ingest([{ body, messageId: 'm1', receiveCount: 2 }]);
+    expect(retry.batchItemFailures).toEqual([]);
+    expect(await p.listKeys('arrivals/')).toHaveLength(1);
     expect(await p.pendingBatches()).toEqual([]);
   });
 });
