@@ -10,7 +10,7 @@ import * as v from 'valibot';
 import { DynamoOrderReader } from '../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../adapters/s3.ts';
 import { sendBodies } from '../adapters/sqs.ts';
-import type { HourAggregate } from '../shared/aggregate.ts';
+import { type HourAggregate, HourAggregateSchema } from '../shared/aggregate.ts';
 import { FinalizerRunSchema } from '../shared/finalizer.ts';
 import type { OrderView } from '../shared/order-state.ts';
 import { describeFinalizerRun, eventsChart, hourlyTable, ordersTable } from './render.ts';
@@ -37,6 +37,21 @@ const readLines = (file: string) =>
     .split('\n')
     .filter((l) => l.trim() !== '');
 
+/** The reference stream's expected orders, with their fields in the order the readers list them. */
+const ExpectedOrdersSchema = v.array(
+  v.object({
+    orderId: v.string(),
+    customerId: v.string(),
+    status: v.string(),
+    amount: v.string(),
+    currency: v.string(),
+    eventTime: v.string(),
+  }),
+);
+
+/** The reference stream's expected hours: what of an hour object the demo compares. */
+const ExpectedHoursSchema = v.array(v.pick(HourAggregateSchema, ['hour', 'events', 'byStatus']));
+
 export const runDemo = async (runtime: LocalRuntime, io: DemoIo): Promise<DemoResult> => {
   const { outputs } = runtime.stack;
   const ordersQueue = outputs.OrdersQueueUrl;
@@ -45,12 +60,9 @@ export const runDemo = async (runtime: LocalRuntime, io: DemoIo): Promise<DemoRe
   if (!ordersQueue || !table || !bucket)
     throw new Error('the stack does not output OrdersQueueUrl, TableName and BucketName');
   const batches = readLines(join(SEED_DIR, 'batches.ndjson'));
-  const expectedOrders: OrderView[] = JSON.parse(
-    readFileSync(join(SEED_DIR, 'expected-orders.json'), 'utf8'),
-  );
-  const expectedHours: Pick<HourAggregate, 'hour' | 'events' | 'byStatus'>[] = JSON.parse(
-    readFileSync(join(SEED_DIR, 'expected-hourly.json'), 'utf8'),
-  );
+  const expected = (file: string) => JSON.parse(readFileSync(join(SEED_DIR, file), 'utf8'));
+  const expectedOrders = v.parse(ExpectedOrdersSchema, expected('expected-orders.json'));
+  const expectedHours = v.parse(ExpectedHoursSchema, expected('expected-hourly.json'));
 
   // One ingest invocation dies right after its commit: its messages come back and must be recognised.
   const ingest = runtime.stack.functions.find(

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
+import * as v from 'valibot';
 import {
   answerCloudFormation,
   CLOUDFORMATION_ACTIONS,
@@ -216,7 +217,7 @@ const probeSupplementaryCharacters = async (fauxqs: string): Promise<boolean> =>
       body: JSON.stringify(body),
     });
   const created = await call('CreateQueue', { QueueName: `onceflow-probe-${Date.now()}` });
-  const { QueueUrl } = JSON.parse(created.body) as { QueueUrl?: string };
+  const { QueueUrl } = v.parse(v.object({ QueueUrl: v.string() }), JSON.parse(created.body));
   const sent = await call('SendMessage', { QueueUrl, MessageBody: 'probe \u{1F4E6}' });
   await call('DeleteQueue', { QueueUrl });
   return sent.status === 200;

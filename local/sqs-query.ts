@@ -7,6 +7,7 @@
  * protocol returns.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import * as v from 'valibot';
 import { requestUpstream } from './http.ts';
 
 /** Every action of the SQS API (2012-11-05): a form request naming one of them is SQS's. */
@@ -223,6 +224,9 @@ const toXml = (value: Record<string, unknown>, action: string): string =>
 
 const requestId = () => crypto.randomUUID();
 
+/** A JSON-protocol answer's body. */
+const JsonObjectSchema = v.record(v.string(), v.unknown());
+
 /** The query protocol's answer to a JSON-protocol answer (success or error). */
 export const jsonToQuery = (
   action: string,
@@ -230,7 +234,11 @@ export const jsonToQuery = (
 ): { status: number; xml: string } => {
   let json: Record<string, unknown> = {};
   try {
-    json = answer.body.trim() === '' ? {} : (JSON.parse(answer.body) as Record<string, unknown>);
+    const parsed = v.safeParse(
+      JsonObjectSchema,
+      answer.body.trim() === '' ? {} : JSON.parse(answer.body),
+    );
+    json = parsed.success ? parsed.output : { message: answer.body };
   } catch {
     json = { message: answer.body };
   }

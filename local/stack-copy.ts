@@ -4,6 +4,8 @@
  * the template defines them, and each function's environment is the one the template gives it,
  * pointed at the local edge. The only way, besides the local runtime, that resources are made.
  */
+
+import * as v from 'valibot';
 import { adminClients } from './clients.ts';
 import { LOCAL_REGION } from './emulators.ts';
 import {
@@ -34,12 +36,13 @@ export interface StackCopy {
   readonly finalizeEnvironment: Readonly<Record<string, string>>;
 }
 
+const RedrivePolicySchema = v.object({ maxReceiveCount: v.union([v.number(), v.string()]) });
+
 /** The receives after which a queue sends a message to its DLQ (its redrive policy). */
 export const maxReceiveCount = (queue: LocalQueue): number => {
   const policy = queue.attributes.RedrivePolicy;
-  const count = policy
-    ? Number((JSON.parse(policy) as { maxReceiveCount?: unknown }).maxReceiveCount)
-    : NaN;
+  const parsed = policy ? v.safeParse(RedrivePolicySchema, JSON.parse(policy)) : undefined;
+  const count = parsed?.success ? Number(parsed.output.maxReceiveCount) : NaN;
   if (!Number.isInteger(count)) throw new Error(`${queue.name} has no redrive policy`);
   return count;
 };

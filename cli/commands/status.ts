@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { CloudWatchClient, GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
+import * as v from 'valibot';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
 import { terminalSafe } from '../../local/render.ts';
@@ -35,6 +36,9 @@ export interface Status {
   readonly duplicates: number | undefined;
 }
 
+/** An EMF line: its metrics are top-level members. */
+const EmfLineSchema = v.record(v.string(), v.unknown());
+
 /** Sums a metric from the Powertools EMF lines in the local runtime's function logs. */
 const metricFromLogs = (logDir: string, metric: string): number | undefined => {
   if (!existsSync(logDir)) return undefined;
@@ -44,7 +48,8 @@ const metricFromLogs = (logDir: string, metric: string): number | undefined => {
       if (!line.includes(`"${metric}"`)) continue;
       try {
         // EMF holds one number, or a list when the metric was added several times.
-        const value = (JSON.parse(line) as Record<string, unknown>)[metric];
+        const parsed = v.safeParse(EmfLineSchema, JSON.parse(line));
+        const value = parsed.success ? parsed.output[metric] : undefined;
         for (const n of Array.isArray(value) ? value : [value]) if (typeof n === 'number') sum += n;
       } catch {
         // not an EMF line

@@ -20,6 +20,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import * as v from 'valibot';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { runProcess } from '../../local/process.ts';
 import type { LocalFunction } from '../../local/provision.ts';
@@ -111,20 +112,23 @@ export const medianColdPath = (runs: readonly FreshRun[]): ColdPath => ({
   warmInvokeMs: medianMs(runs.map((r) => r.warmInvokeMs)),
 });
 
-export interface FreshRun {
-  readonly initMs: number;
-  readonly firstInvokeMs: number;
-  readonly warmInvokeMs: number;
+/** What the probe prints of a fresh process's run (its output is input, so it is validated). */
+const FreshRunSchema = v.object({
+  initMs: v.number(),
+  firstInvokeMs: v.number(),
+  warmInvokeMs: v.number(),
   /** The process's peak resident set size. */
-  readonly maxRssBytes: number;
-}
+  maxRssBytes: v.number(),
+});
+
+export type FreshRun = Readonly<v.InferOutput<typeof FreshRunSchema>>;
 
 const spawnProbe = async (args: string[], env: Record<string, string>): Promise<FreshRun> => {
   const run = await runProcess(process.execPath, args, { env });
   const line = run.stdout.split('\n').find((l) => l.startsWith('COLD-START '));
   if (run.code !== 0 || !line)
     throw new Error(`cold-start probe failed (exit ${run.code}): ${run.stderr.slice(-2000)}`);
-  return JSON.parse(line.slice('COLD-START '.length)) as FreshRun;
+  return v.parse(FreshRunSchema, JSON.parse(line.slice('COLD-START '.length)));
 };
 
 export interface FreshRunOptions {

@@ -15,8 +15,10 @@
  */
 import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
 import type { Emulators } from '../../local/emulators.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { HourAggregateSchema } from '../../shared/aggregate.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
 import { unique } from './deliver.ts';
 
@@ -154,10 +156,8 @@ export const measureFreshness = async (options: {
             if (!(error instanceof NoSuchKey)) throw error;
           }
           if (!text) continue;
-          const hour = JSON.parse(text) as {
-            byStatus?: Record<string, { amounts?: Record<string, string> }>;
-          };
-          const total = minorOf(hour.byStatus?.placed?.amounts?.USD ?? '0');
+          const hour = v.parse(HourAggregateSchema, JSON.parse(text));
+          const total = minorOf(hour.byStatus.placed?.amounts.USD ?? '0');
           const now = performance.now();
           for (let k = 0; k < BATCHES_PER_HOUR; k++) {
             const i = k * hours + h;

@@ -3,6 +3,7 @@
  * cell by cell, orders not holding their newest event, hour objects behind their counters, and
  * bodies that should have been quarantined.
  */
+import * as v from 'valibot';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { DynamoFinalMarks } from '../../adapters/dynamo-hours.ts';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
@@ -43,6 +44,17 @@ export interface Course {
 
 type Batch = { batchId: string; events: GeneratedEvent[] };
 
+/** What the judge reads of a reject object (S3 content is input too, so it is validated). */
+const RejectSchema = v.object({
+  body: v.string(),
+  reason: v.string(),
+  batchId: v.optional(v.string()),
+  conflict: v.optional(v.object({ orderId: v.string(), eventId: v.string() })),
+});
+
+/** A too-late reject's body: the refused part of its batch. */
+const TooLatePartSchema = v.object({ events: v.array(v.object({ eventTime: v.string() })) });
+
 /** Every distinct valid batch once; for the reused id, whichever content the ledger kept. */
 const expectedBatches = async (world: World, s: ScheduleStream): Promise<Batch[]> => {
   const batches: Batch[] = [...s.stream.batches];
@@ -51,7 +63,7 @@ const expectedBatches = async (world: World, s: ScheduleStream): Promise<Batch[]
   const parsed = validateBatch(JSON.parse(s.impostor));
   if (parsed.ok && entry?.digest === batchDigest(parsed.batch)) {
     const i = batches.findIndex((b) => b.batchId === s.victim?.batchId);
-    batches[i] = JSON.parse(s.impostor) as Batch;
+    batches[i] = { batchId: parsed.batch.batchId, events: [...parsed.batch.events] };
   }
   return batches;
 };
@@ -84,14 +96,9 @@ const quarantined = async (world: World) => {
   const tooLate = new Set<string>();
   for (const key of await world.store.listKeys(REJECT_PREFIX)) {
     const text = (await world.store.getText(key)) ?? '{}';
-    const reject = JSON.parse(text) as {
-      body: string;
-      reason: string;
-      batchId?: string;
-      conflict?: { orderId: string; eventId: string };
-    };
+    const reject = v.parse(RejectSchema, JSON.parse(text));
     if (reject.reason === 'too-late') {
-      const part = JSON.parse(reject.body) as { events: { eventTime: string }[] };
+      const part = v.parse(TooLatePartSchema, JSON.parse(reject.body));
       for (const hour of new Set(part.events.map((e) => hourOfEventTime(e.eventTime))))
         tooLate.add(`${reject.batchId} ${hour}`);
     } else if (reject.reason !== 'event-conflict') bodies.add(reject.body);
