@@ -217,12 +217,14 @@ export class DynamoOrderStore extends DynamoOrderReader implements OrderStore {
    * since overtaken with a write of its own (another record of the invocation settling the same
    * order) is read again rather than lose the condition; one overtaken elsewhere loses the
    * condition, and the failure returns the current item (no extra read) to settle again from.
-   * Nothing to change, no write: a redelivery that finds its claims in place only reads.
+   * Nothing to change, no write: a redelivery that finds its claims in place only reads. The
+   * read does not wait for `ready`; the writes do.
    */
   async settle(
     orders: readonly (readonly OrderEvent[])[],
     claimant: Claimant,
     concurrency: number,
+    ready?: Promise<unknown>,
   ): Promise<Settlement[]> {
     const ids = orders.map((events) => {
       const orderId = events[0]?.orderId;
@@ -241,6 +243,7 @@ export class DynamoOrderStore extends DynamoOrderReader implements OrderStore {
           )
         ).map((item) => [readString(item, 'orderId'), item]),
       );
+      await ready;
       return await mapLimit(orders, concurrency, (events) => {
         const orderId = events[0]?.orderId ?? '';
         return this.#perOrder.run(orderId, async () => {

@@ -3,9 +3,9 @@
  * small ports, so it can be reasoned about (and tested) without AWS:
  *
  *   validate → claim ledger → [quarantine policy: decide which hours are too late] → archive
- *   raw → settle each order (event claims + newest-wins, one write), filing the arrival marker
- *   meanwhile → report event conflicts and too-late parts → commit the claimed events' counters
- *   (per part) → notify
+ *   raw (the orders read meanwhile) → settle each order (event claims + newest-wins, one write;
+ *   the arrival marker filed meanwhile) → report event conflicts and too-late parts → commit the
+ *   claimed events' counters (per part) → notify
  *
  * Every step before the commit converges when repeated, the commit happens once per batch part,
  * and every step after it is idempotent: a crash anywhere followed by a redelivery ends in the
@@ -154,12 +154,14 @@ export interface OrderStore {
   /**
    * Settles each order's events of a batch (see `settleOrder`), writing each order's new claims
    * and state in one atomic write, at most `concurrency` orders at a time; returns what was
-   * settled, order by order as given.
+   * settled, order by order as given. The orders may be read at once, but no write starts before
+   * `ready` resolves; when it rejects, nothing is written and the settle rejects with its reason.
    */
   settle(
     orders: readonly (readonly OrderEvent[])[],
     claimant: Claimant,
     concurrency: number,
+    ready?: Promise<unknown>,
   ): Promise<Settlement[]>;
 }
 
@@ -310,21 +312,23 @@ const claimAndApply = async (
   }
 
   const late = await lateHoursOf(plan, claim, ports, settings.latePolicy);
-  // Before any order write: an event's claim may name this batch as its first content.
-  await ports.archive.putOnce(plan.archiveKey, message.body);
   // Filed under the first claim's hour, so every delivery of the batch writes the same marker.
   const firstReceived = claim.claimed ? receivedAtMs : claim.entry.receivedAtMs;
   const claimant = { batchId: plan.batch.batchId, expiresAtSeconds: expiresAt, nowMs: ports.now() };
   const onTime = plan.orders
     .map((events) => events.filter((e) => !late.has(e.hour)))
     .filter((events) => events.length > 0);
-  // The arrival marker need only precede the commit (after it, a redelivery stops at the ledger
-  // and would not file it), so it is written while the orders settle: one S3 round trip less on
-  // every batch's path. Both converge when repeated, and both have settled before either's
-  // failure is thrown.
+  // The raw body is archived before any order write (an event's claim may name this batch as its
+  // first content), so the orders are read while it is written. The arrival marker need only
+  // precede the commit (after it, a redelivery stops at the ledger and would not file it), so it
+  // is written while the orders are. Two S3 round trips fewer on every batch's path; every step
+  // here converges when repeated, and all have settled before a failure is thrown.
+  const archived = ports.archive.putOnce(plan.archiveKey, message.body);
   const [, settled] = await allSettledOrThrow(
-    ports.archive.recordArrival(firstReceived ?? receivedAtMs, plan.archiveKey),
-    ports.orders.settle(onTime, claimant, settings.writeConcurrency),
+    archived.then(() =>
+      ports.archive.recordArrival(firstReceived ?? receivedAtMs, plan.archiveKey),
+    ),
+    ports.orders.settle(onTime, claimant, settings.writeConcurrency, archived),
   );
   const counted = settled.flatMap((s) => s.ours);
   const conflicts = settled.flatMap((s) => s.conflicts);

@@ -87,11 +87,52 @@ describe('S3 409 ConditionalRequestConflict on the archive write', () => {
   });
 });
 
-describe('the arrival marker', () => {
-  /** Resolves to `value` after `ms`, without keeping the process alive. */
-  const after = <T>(ms: number, value: T) =>
-    new Promise<T>((resolve) => setTimeout(resolve, ms, value).unref());
+/** Resolves to `value` after `ms`, without keeping the process alive. */
+const after = <T>(ms: number, value: T) =>
+  new Promise<T>((resolve) => setTimeout(resolve, ms, value).unref());
 
+describe('the raw archive', () => {
+  it('is written while the orders are read, and before any order write', async () => {
+    const p = await createPipeline();
+    const [body = ''] = seedBatches();
+    // Held until the orders' read starts; were they read only after the archive, the deadline
+    // lets the test fail instead of hanging.
+    const released = Promise.race([
+      p.faults.nextCall('BatchGetItem').then(() => 'the orders are being read'),
+      after(DEADLINE_MS, 'the deadline passed'),
+    ]);
+    p.faults.add({ site: 'PutObject:raw', kind: 'hold', release: released });
+    const res = await p.ingest([{ body }]);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(await released).toBe('the orders are being read');
+    const trace = p.faults.trace;
+    const archived = trace.indexOf('PutObject:raw done');
+    expect(trace.indexOf('BatchGetItem')).toBeLessThan(archived);
+    expect(trace.indexOf('UpdateItem:order')).toBeGreaterThan(archived);
+    expect(trace.indexOf('PutObject:arrivals')).toBeGreaterThan(archived);
+    await p.drainAggregates();
+    expect(await p.listKeys('raw/')).toHaveLength(1);
+  });
+
+  it('fails the delivery with no order written when it cannot be written, and the redelivery applies the batch', async () => {
+    const p = await createPipeline();
+    const [body = ''] = seedBatches();
+    p.faults.add({ site: 'PutObject:raw', kind: 'crash-before' });
+    const first = await p.ingest([{ body, messageId: 'm1' }]);
+    expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+    expect(p.faults.calls.get('BatchGetItem')).toBe(1);
+    expect(p.faults.calls.get('UpdateItem:order')).toBeUndefined();
+    expect(p.faults.calls.get('PutObject:arrivals')).toBeUndefined();
+    expect(await p.pendingBatches()).toEqual(['make-orders-1']);
+
+    const retry = await p.ingest([{ body, messageId: 'm1', receiveCount: 2 }]);
+    expect(retry.batchItemFailures).toEqual([]);
+    expect(await p.listKeys('raw/')).toHaveLength(1);
+    expect(await p.pendingBatches()).toEqual([]);
+  });
+});
+
+describe('the arrival marker', () => {
   it('is written while the orders settle, and the batch commits only after both', async () => {
     const p = await createPipeline();
     const [body = ''] = seedBatches();
