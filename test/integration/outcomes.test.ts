@@ -9,7 +9,7 @@ import { ingestMessage } from '../../shared/ingest.ts';
 import { widestBatch } from '../support/bounds.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
-import { createPipeline, uniqueName } from '../support/pipeline.ts';
+import { createPipeline, type Pipeline, uniqueName } from '../support/pipeline.ts';
 
 describe('concurrent deliveries of one batch', () => {
   it.each([
@@ -91,20 +91,28 @@ describe('S3 409 ConditionalRequestConflict on the archive write', () => {
 const after = <T>(ms: number, value: T) =>
   new Promise<T>((resolve) => setTimeout(resolve, ms, value).unref());
 
+/**
+ * Holds the next call of `held` until a call of `until` starts, and resolves to what released
+ * it. Were `until` only ever called after `held` ends, it would never start: the deadline then
+ * lets the test fail instead of hanging.
+ */
+const holdUntilCalled = (p: Pipeline, held: string, until: string) => {
+  const released = Promise.race([
+    p.faults.nextCall(until).then(() => `${until} started`),
+    after(DEADLINE_MS, 'the deadline passed'),
+  ]);
+  p.faults.add({ site: held, kind: 'hold', release: released });
+  return released;
+};
+
 describe('the raw archive', () => {
   it('is written while the orders are read, and before any order write', async () => {
     const p = await createPipeline();
     const [body = ''] = seedBatches();
-    // Held until the orders' read starts; were they read only after the archive, the deadline
-    // lets the test fail instead of hanging.
-    const released = Promise.race([
-      p.faults.nextCall('BatchGetItem').then(() => 'the orders are being read'),
-      after(DEADLINE_MS, 'the deadline passed'),
-    ]);
-    p.faults.add({ site: 'PutObject:raw', kind: 'hold', release: released });
+    const released = holdUntilCalled(p, 'PutObject:raw', 'BatchGetItem');
     const res = await p.ingest([{ body }]);
     expect(res.batchItemFailures).toEqual([]);
-    expect(await released).toBe('the orders are being read');
+    expect(await released).toBe('BatchGetItem started');
     const trace = p.faults.trace;
     const archived = trace.indexOf('PutObject:raw done');
     expect(trace.indexOf('BatchGetItem')).toBeLessThan(archived);
@@ -136,16 +144,10 @@ describe('the arrival marker', () => {
   it('is written while the orders settle, and the batch commits only after both', async () => {
     const p = await createPipeline();
     const [body = ''] = seedBatches();
-    // The marker's write is held until an order write starts. Were the orders written only after
-    // the marker, none would start: the deadline then lets the test fail instead of hanging.
-    const released = Promise.race([
-      p.faults.nextCall('UpdateItem:order').then(() => 'an order write started'),
-      after(DEADLINE_MS, 'the deadline passed'),
-    ]);
-    p.faults.add({ site: 'PutObject:arrivals', kind: 'hold', release: released });
+    const released = holdUntilCalled(p, 'PutObject:arrivals', 'UpdateItem:order');
     const res = await p.ingest([{ body }]);
     expect(res.batchItemFailures).toEqual([]);
-    expect(await released).toBe('an order write started');
+    expect(await released).toBe('UpdateItem:order started');
     const trace = p.faults.trace;
     const markerWritten = trace.indexOf('PutObject:arrivals done');
     expect(trace.indexOf('UpdateItem:order')).toBeLessThan(markerWritten);
