@@ -105,14 +105,20 @@ const holdUntilCalled = (p: Pipeline, held: string, until: string) => {
   return released;
 };
 
+/** A pipeline that applied the first seed batch with `held` held until `until` started. */
+const applyHolding = async (held: string, until: string) => {
+  const p = await createPipeline();
+  const [body = ''] = seedBatches();
+  const released = holdUntilCalled(p, held, until);
+  const res = await p.ingest([{ body }]);
+  expect(res.batchItemFailures).toEqual([]);
+  expect(await released).toBe(`${until} started`);
+  return p;
+};
+
 describe('the raw archive', () => {
   it('is written while the orders are read, and before any order write', async () => {
-    const p = await createPipeline();
-    const [body = ''] = seedBatches();
-    const released = holdUntilCalled(p, 'PutObject:raw', 'BatchGetItem');
-    const res = await p.ingest([{ body }]);
-    expect(res.batchItemFailures).toEqual([]);
-    expect(await released).toBe('BatchGetItem started');
+    const p = await applyHolding('PutObject:raw', 'BatchGetItem');
     const trace = p.faults.trace;
     const archived = trace.indexOf('PutObject:raw done');
     expect(trace.indexOf('BatchGetItem')).toBeLessThan(archived);
@@ -142,12 +148,7 @@ describe('the raw archive', () => {
 
 describe('the arrival marker', () => {
   it('is written while the orders settle, and the batch commits only after both', async () => {
-    const p = await createPipeline();
-    const [body = ''] = seedBatches();
-    const released = holdUntilCalled(p, 'PutObject:arrivals', 'UpdateItem:order');
-    const res = await p.ingest([{ body }]);
-    expect(res.batchItemFailures).toEqual([]);
-    expect(await released).toBe('UpdateItem:order started');
+    const p = await applyHolding('PutObject:arrivals', 'UpdateItem:order');
     const trace = p.faults.trace;
     const markerWritten = trace.indexOf('PutObject:arrivals done');
     expect(trace.indexOf('UpdateItem:order')).toBeLessThan(markerWritten);
