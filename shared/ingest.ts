@@ -321,8 +321,9 @@ const claimAndApply = async (
   // The raw body is archived before any order write (an event's claim may name this batch as its
   // first content), so the orders are read while it is written. The arrival marker need only
   // precede the commit (after it, a redelivery stops at the ledger and would not file it), so it
-  // is written while the orders are. Two S3 round trips fewer on every batch's path; every step
-  // here converges when repeated, and all have settled before a failure is thrown.
+  // is written while the orders are. Two round trips fewer on every batch's path (a DynamoDB read
+  // and an S3 PUT); every step here converges when repeated, and all have settled before a
+  // failure is thrown.
   const archived = ports.archive.putOnce(plan.archiveKey, message.body);
   const [, settled] = await allSettledOrThrow(
     archived.then(() =>
