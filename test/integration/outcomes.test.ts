@@ -105,6 +105,24 @@ const holdUntilCalled = (p: Pipeline, held: string, until: string) => {
   return released;
 };
 
+/**
+ * Delivers the first seed batch with a crash before `site`: the delivery fails, leaving the batch
+ * pending (and what `afterFailure` checks), and the redelivery applies it.
+ */
+const failThenRedeliver = async (site: string, afterFailure: (p: Pipeline) => void) => {
+  const p = await createPipeline();
+  const [body = ''] = seedBatches();
+  p.faults.add({ site, kind: 'crash-before' });
+  const first = await p.ingest([{ body, messageId: 'm1' }]);
+  expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+  afterFailure(p);
+  expect(await p.pendingBatches()).toEqual(['make-orders-1']);
+  const retry = await p.ingest([{ body, messageId: 'm1', receiveCount: 2 }]);
+  expect(retry.batchItemFailures).toEqual([]);
+  expect(await p.pendingBatches()).toEqual([]);
+  return p;
+};
+
 /** A pipeline that applied the first seed batch with `held` held until `until` started. */
 const applyHolding = async (held: string, until: string) => {
   const p = await createPipeline();
@@ -129,20 +147,12 @@ describe('the raw archive', () => {
   });
 
   it('fails the delivery with no order written when it cannot be written, and the redelivery applies the batch', async () => {
-    const p = await createPipeline();
-    const [body = ''] = seedBatches();
-    p.faults.add({ site: 'PutObject:raw', kind: 'crash-before' });
-    const first = await p.ingest([{ body, messageId: 'm1' }]);
-    expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
-    expect(p.faults.calls.get('BatchGetItem')).toBe(1);
-    expect(p.faults.calls.get('UpdateItem:order')).toBeUndefined();
-    expect(p.faults.calls.get('PutObject:arrivals')).toBeUndefined();
-    expect(await p.pendingBatches()).toEqual(['make-orders-1']);
-
-    const retry = await p.ingest([{ body, messageId: 'm1', receiveCount: 2 }]);
-    expect(retry.batchItemFailures).toEqual([]);
+    const p = await failThenRedeliver('PutObject:raw', ({ faults }) => {
+      expect(faults.calls.get('BatchGetItem')).toBe(1);
+      expect(faults.calls.get('UpdateItem:order')).toBeUndefined();
+      expect(faults.calls.get('PutObject:arrivals')).toBeUndefined();
+    });
     expect(await p.listKeys('raw/')).toHaveLength(1);
-    expect(await p.pendingBatches()).toEqual([]);
   });
 });
 
@@ -160,21 +170,13 @@ describe('the arrival marker', () => {
   });
 
   it('fails the delivery with no write left in flight and nothing committed when it cannot be written, and the redelivery applies the batch', async () => {
-    const p = await createPipeline();
-    const [body = ''] = seedBatches();
-    p.faults.add({ site: 'PutObject:arrivals', kind: 'crash-before' });
-    const first = await p.ingest([{ body, messageId: 'm1' }]);
-    expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
-    // Every order write the delivery started had ended before it failed.
-    const ended = (site: string) => p.faults.trace.filter((t) => t === `${site} done`).length;
-    expect(p.faults.calls.get('UpdateItem:order')).toBeGreaterThan(0);
-    expect(ended('UpdateItem:order')).toBe(p.faults.calls.get('UpdateItem:order'));
-    expect(p.faults.calls.get('TransactWriteItems')).toBeUndefined();
-    expect(await p.pendingBatches()).toEqual(['make-orders-1']);
-
-    const retry = await p.ingest([{ body, messageId: 'm1', receiveCount: 2 }]);
-    expect(retry.batchItemFailures).toEqual([]);
+    const p = await failThenRedeliver('PutObject:arrivals', ({ faults }) => {
+      // Every order write the delivery started had ended before it failed.
+      const written = faults.trace.filter((t) => t === 'UpdateItem:order done').length;
+      expect(faults.calls.get('UpdateItem:order')).toBeGreaterThan(0);
+      expect(written).toBe(faults.calls.get('UpdateItem:order'));
+      expect(faults.calls.get('TransactWriteItems')).toBeUndefined();
+    });
     expect(await p.listKeys('arrivals/')).toHaveLength(1);
-    expect(await p.pendingBatches()).toEqual([]);
   });
 });
