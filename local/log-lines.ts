@@ -1,4 +1,6 @@
 /** Reading the functions' log lines: what `onceflow logs` and the edge's CloudWatch Logs share. */
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import * as v from 'valibot';
 
 /** What gives a line its time: Powertools' `timestamp`, an EMF line's `_aws.Timestamp`. */
@@ -22,3 +24,42 @@ export const lineTime = (line: string): number | undefined => {
     return undefined;
   }
 };
+
+/**
+ * The new complete lines of a log file the runtime is still writing, read from where the last
+ * read ended. A read can end inside a line or inside a character: both wait for the next read.
+ */
+export class LogTail {
+  private offset = 0;
+  private rest = '';
+  private decoder = new StringDecoder('utf8');
+
+  private readonly file: string;
+
+  constructor(file: string) {
+    this.file = file;
+  }
+
+  read(): string[] {
+    if (!existsSync(this.file)) return [];
+    const size = statSync(this.file).size;
+    if (size < this.offset) {
+      // A new runtime started the file afresh: nothing read before belongs to it.
+      this.offset = 0;
+      this.rest = '';
+      this.decoder = new StringDecoder('utf8');
+    }
+    if (size === this.offset) return [];
+    const buffer = Buffer.alloc(size - this.offset);
+    const fd = openSync(this.file, 'r');
+    try {
+      readSync(fd, buffer, 0, buffer.length, this.offset);
+    } finally {
+      closeSync(fd);
+    }
+    this.offset = size;
+    const lines = (this.rest + this.decoder.write(buffer)).split('\n');
+    this.rest = lines.pop() ?? '';
+    return lines;
+  }
+}

@@ -72,13 +72,17 @@ interface LogEvent {
   readonly eventId: string;
 }
 
-/** The file's lines as events: each at its own time, or the time of the line before it. */
-const eventsOf = (file: string, stream: string): LogEvent[] => {
+/**
+ * The file's complete lines as events: each at its own time, or the time of the line before it.
+ * The text after the last newline is a line still being written; served now, it would keep its
+ * event id once complete, and `--follow` would never print the whole line.
+ */
+export const eventsOf = (file: string, stream: string): LogEvent[] => {
   if (!existsSync(file)) return [];
   let time = statSync(file).birthtimeMs || statSync(file).ctimeMs;
   let offset = 0;
   const events: LogEvent[] = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
+  for (const line of readFileSync(file, 'utf8').split('\n').slice(0, -1)) {
     const at = offset;
     offset += Buffer.byteLength(line) + 1;
     if (line.trim() === '') continue;

@@ -3,7 +3,7 @@
  * the local runtime writes; LocalStack and AWS: the function's CloudWatch Logs group. Lines are
  * untrusted (they carry message content): printed escaped.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
   CloudWatchLogsClient,
@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-cloudwatch-logs';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { Argument, type Command } from 'commander';
-import { lineTime } from '../../local/log-lines.ts';
+import { LogTail, lineTime } from '../../local/log-lines.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { globals, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
@@ -55,21 +55,9 @@ const localLogs = async (file: string, o: LogOptions, print: (line: string) => v
   if (!existsSync(file) && !o.follow)
     throw new CliError(`no log file ${file} (has the function run yet?)`);
   const keep = selector(o.since === undefined ? undefined : sinceMs(o.since, Date.now()), o.filter);
-  let offset = 0;
-  let rest = '';
+  const tail = new LogTail(file);
   const drain = () => {
-    if (!existsSync(file)) return;
-    const size = statSync(file).size;
-    if (size < offset) offset = 0; // a new runtime started the file afresh
-    if (size === offset) return;
-    const fd = openSync(file, 'r');
-    const buffer = Buffer.alloc(size - offset);
-    readSync(fd, buffer, 0, buffer.length, offset);
-    closeSync(fd);
-    offset = size;
-    const lines = (rest + buffer.toString('utf8')).split('\n');
-    rest = lines.pop() ?? '';
-    for (const line of lines) if (keep(line)) print(line);
+    for (const line of tail.read()) if (keep(line)) print(line);
   };
   if (!o.follow) {
     for (const line of readFileSync(file, 'utf8').split('\n')) if (keep(line)) print(line);

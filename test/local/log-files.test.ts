@@ -1,0 +1,53 @@
+/**
+ * The runtime writes each worker's output to its log file chunk by chunk, so a reader can find a
+ * line, or a character, cut in two. Readers of the file serve whole lines only.
+ */
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LogTail } from '../../local/log-lines.ts';
+import { eventsOf } from '../../local/logs-api.ts';
+
+const logFile = () => join(mkdtempSync(join(tmpdir(), 'onceflow-log-')), 'fn.log');
+const line = (message: string) => JSON.stringify({ level: 'INFO', message });
+
+describe('following a log file', () => {
+  it('returns a line only once it is complete, even when a read ends inside a character', () => {
+    const file = logFile();
+    const whole = Buffer.from(`${line('first')}\n${line('prix 12 €')}\n`);
+    const cut = whole.indexOf(Buffer.from('€')) + 1; // inside the three bytes of '€'
+    writeFileSync(file, whole.subarray(0, cut));
+    const tail = new LogTail(file);
+    expect(tail.read()).toEqual([line('first')]);
+    expect(tail.read()).toEqual([]);
+    appendFileSync(file, whole.subarray(cut));
+    expect(tail.read()).toEqual([line('prix 12 €')]);
+  });
+
+  it('starts again from the top when a new runtime starts the file afresh', () => {
+    const file = logFile();
+    writeFileSync(file, `${line('old run, a long line')}\n${line('old, cut')}`.slice(0, -3));
+    const tail = new LogTail(file);
+    expect(tail.read()).toEqual([line('old run, a long line')]);
+    writeFileSync(file, `${line('new')}\n`);
+    expect(tail.read()).toEqual([line('new')]);
+  });
+
+  it('returns nothing while the file does not exist yet', () => {
+    expect(new LogTail(logFile()).read()).toEqual([]);
+  });
+});
+
+describe('the edge’s log events from a log file', () => {
+  it('serves complete lines only, so a line being written keeps no event id of its own', () => {
+    const file = logFile();
+    const full = `${line('applied')}\n${line('failed')}\n`;
+    writeFileSync(file, full.slice(0, -10));
+    expect(eventsOf(file, 's').map((e) => e.message)).toEqual([line('applied')]);
+    appendFileSync(file, full.slice(-10));
+    const events = eventsOf(file, 's');
+    expect(events.map((e) => e.message)).toEqual([line('applied'), line('failed')]);
+    expect(new Set(events.map((e) => e.eventId)).size).toBe(2);
+  });
+});
