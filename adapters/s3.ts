@@ -13,7 +13,7 @@ import * as v from 'valibot';
 import { type HourAggregate, HourAggregateSchema } from '../shared/aggregate.ts';
 import type { AggregateObjects, HourObjectBody, StoredObject } from '../shared/aggregator.ts';
 import { type DayIndex, type DayIndexObjects, DayIndexSchema } from '../shared/day-index.ts';
-import { RetryableError } from '../shared/errors.ts';
+import { RetryableError, UnexpectedObjectError } from '../shared/errors.ts';
 import type { Quarantine, RawArchive, Reject } from '../shared/ingest.ts';
 import {
   AGGREGATE_PREFIX,
@@ -24,9 +24,11 @@ import {
   hourOfArchiveKey,
   hourOfObjectKey,
   RAW_PREFIX,
+  REJECT_PREFIX,
   rejectKey,
 } from '../shared/keys.ts';
 import type { HourLifecycle } from '../shared/lifecycle.ts';
+import { describeValidationIssues } from '../shared/schema.ts';
 import { sleep } from './backoff.ts';
 import {
   isConditionalConflict,
@@ -59,6 +61,54 @@ const parseHourObject = (text: string): Omit<StoredObject, 'etag'> => {
   } catch {
     return { aggregate: undefined, lifecycle: {} };
   }
+};
+
+/** A reject object as `put` writes it; S3 content is input too, so readers validate it. */
+export const RejectObjectSchema = v.object({
+  source: v.string(),
+  sentAt: v.string(),
+  reason: v.string(),
+  detail: v.string(),
+  messageId: v.string(),
+  batchId: v.optional(v.string()),
+  body: v.string(),
+  /** Event conflicts: both contents and both batch ids. */
+  conflict: v.optional(
+    v.object({
+      orderId: v.string(),
+      eventId: v.string(),
+      first: v.object({
+        batchId: v.string(),
+        digest: v.string(),
+        event: v.optional(v.record(v.string(), v.string())),
+      }),
+      second: v.object({
+        batchId: v.string(),
+        digest: v.string(),
+        event: v.record(v.string(), v.string()),
+      }),
+    }),
+  ),
+});
+
+/** A quarantined message as stored, with the key of its object. */
+export type StoredReject = v.InferOutput<typeof RejectObjectSchema> & { readonly key: string };
+
+/** A reject object's text, validated; throws naming the key when it is not one. */
+export const parseRejectObject = (key: string, text: string): StoredReject => {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new UnexpectedObjectError(key, 'is not JSON', { cause: error });
+  }
+  const result = v.safeParse(RejectObjectSchema, json);
+  if (!result.success)
+    throw new UnexpectedObjectError(
+      key,
+      `is not a reject record: ${describeValidationIssues(result.issues)}`,
+    );
+  return { key, ...result.output };
 };
 
 export interface S3StoreOptions {
@@ -181,6 +231,14 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
       if (isPreconditionLost(error) || isNotFound(error)) return false;
       throw error;
     }
+  }
+
+  /** Every reject object, validated, in key order (the order they were sent in, by source). */
+  async listRejects(): Promise<StoredReject[]> {
+    const keys = await this.listKeys(REJECT_PREFIX);
+    return Promise.all(
+      keys.map(async (key) => parseRejectObject(key, (await this.getText(key)) ?? '')),
+    );
   }
 
   /** An object's content as text (raw batches, rejects); undefined when there is none. */

@@ -38,7 +38,7 @@ const readLines = (file: string) =>
     .filter((l) => l.trim() !== '');
 
 /** The reference stream's expected orders, with their fields in the order the readers list them. */
-const ExpectedOrdersSchema = v.array(
+export const ExpectedOrdersSchema = v.array(
   v.object({
     orderId: v.string(),
     customerId: v.string(),
@@ -50,7 +50,9 @@ const ExpectedOrdersSchema = v.array(
 );
 
 /** The reference stream's expected hours: what of an hour object the demo compares. */
-const ExpectedHoursSchema = v.array(v.pick(HourAggregateSchema, ['hour', 'events', 'byStatus']));
+export const ExpectedHoursSchema = v.array(
+  v.pick(HourAggregateSchema, ['hour', 'events', 'byStatus']),
+);
 
 export const runDemo = async (runtime: LocalRuntime, io: DemoIo): Promise<DemoResult> => {
   const { outputs } = runtime.stack;

@@ -89,3 +89,15 @@ export class RetryableError extends Error {
 export class InvalidCursorError extends Error {
   override readonly name = 'InvalidCursorError';
 }
+
+/**
+ * An object under one of onceflow's prefixes does not have the shape onceflow writes there
+ * (edited or written by hand): readers name the key rather than guess at its content.
+ */
+export class UnexpectedObjectError extends Error {
+  override readonly name = 'UnexpectedObjectError';
+
+  constructor(key: string, problem: string, options?: ErrorOptions) {
+    super(`${key}: ${problem}`, options);
+  }
+}

@@ -1,61 +1,20 @@
 /** `onceflow rejects`: the quarantine. */
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import * as v from 'valibot';
-import { S3Store } from '../../adapters/s3.ts';
+import { S3Store, type StoredReject } from '../../adapters/s3.ts';
 import { terminalSafe } from '../../local/render.ts';
-import { REJECT_PREFIX } from '../../shared/keys.ts';
+import { UnexpectedObjectError } from '../../shared/errors.ts';
 import { parseEventTime } from '../../shared/time.ts';
 import { json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 
-/** A reject object as the functions write it; S3 content is input too, so it is validated. */
-const RejectSchema = v.object({
-  source: v.string(),
-  sentAt: v.string(),
-  reason: v.string(),
-  detail: v.string(),
-  messageId: v.string(),
-  batchId: v.optional(v.string()),
-  body: v.string(),
-  /** Event conflicts: both contents and both batch ids. */
-  conflict: v.optional(
-    v.object({
-      orderId: v.string(),
-      eventId: v.string(),
-      first: v.object({
-        batchId: v.string(),
-        digest: v.string(),
-        event: v.optional(v.record(v.string(), v.string())),
-      }),
-      second: v.object({
-        batchId: v.string(),
-        digest: v.string(),
-        event: v.record(v.string(), v.string()),
-      }),
-    }),
-  ),
-});
-
-export type RejectRecord = v.InferOutput<typeof RejectSchema> & { readonly key: string };
-
-export const listRejects = async (target: Target): Promise<RejectRecord[]> => {
-  const store = new S3Store(target.clients.s3, target.output('BucketName'));
-  const keys = await store.listKeys(REJECT_PREFIX);
-  return Promise.all(
-    keys.map(async (key) => {
-      const text = (await store.getText(key)) ?? '';
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (error) {
-        throw new CliError(`${key} is not JSON`, { cause: error });
-      }
-      const result = v.safeParse(RejectSchema, json);
-      if (!result.success) throw new CliError(`${key} is not a reject record`);
-      return { key, ...result.output };
-    }),
-  );
+export const listRejects = async (target: Target): Promise<StoredReject[]> => {
+  try {
+    return await new S3Store(target.clients.s3, target.output('BucketName')).listRejects();
+  } catch (error) {
+    if (error instanceof UnexpectedObjectError) throw new CliError(error.message, { cause: error });
+    throw error;
+  }
 };
 
 /** `--since`: a date (`2026-10-01`) or an RFC 3339 time, as epoch milliseconds. */

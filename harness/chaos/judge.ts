@@ -9,7 +9,6 @@ import { DynamoFinalMarks } from '../../adapters/dynamo-hours.ts';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { planHour } from '../../shared/aggregator.ts';
 import { batchDigest } from '../../shared/digest.ts';
-import { REJECT_PREFIX } from '../../shared/keys.ts';
 import { validateBatch } from '../../shared/schema.ts';
 import type { GeneratedEvent } from '../generate.ts';
 import { hourOfEventTime, type ModelHour, referenceModel } from '../model.ts';
@@ -43,14 +42,6 @@ export interface Course {
 }
 
 type Batch = { batchId: string; events: GeneratedEvent[] };
-
-/** What the judge reads of a reject object (S3 content is input too, so it is validated). */
-const RejectSchema = v.object({
-  body: v.string(),
-  reason: v.string(),
-  batchId: v.optional(v.string()),
-  conflict: v.optional(v.object({ orderId: v.string(), eventId: v.string() })),
-});
 
 /** A too-late reject's body: the refused part of its batch. */
 const TooLatePartSchema = v.object({ events: v.array(v.object({ eventTime: v.string() })) });
@@ -94,9 +85,7 @@ const quarantined = async (world: World) => {
   const bodies = new Set<string>();
   const conflicts = new Set<string>();
   const tooLate = new Set<string>();
-  for (const key of await world.store.listKeys(REJECT_PREFIX)) {
-    const text = (await world.store.getText(key)) ?? '{}';
-    const reject = v.parse(RejectSchema, JSON.parse(text));
+  for (const reject of await world.store.listRejects()) {
     if (reject.reason === 'too-late') {
       const part = v.parse(TooLatePartSchema, JSON.parse(reject.body));
       for (const hour of new Set(part.events.map((e) => hourOfEventTime(e.eventTime))))

@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { onceflow } from '../support/cli.ts';
+import { JsonObjectSchema, parseJson } from '../support/json.ts';
 
 // Its own file: the longest CLI test, run beside the others rather than after them.
 const assembly = inject('assembly');
@@ -22,7 +23,7 @@ describe('onceflow chaos', () => {
     ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    const summary = JSON.parse(r.stdout) as Record<string, unknown>;
+    const summary = parseJson(JsonObjectSchema, r.stdout);
     expect(summary).toMatchObject({
       schedules: 16,
       lost: 0,

@@ -9,6 +9,7 @@ import {
   SendMessageCommand,
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { queueDepth } from '../../adapters/sqs.ts';
 import { referenceModel } from '../../harness/model.ts';
@@ -21,6 +22,7 @@ import { bodyOfSize } from '../support/bounds.ts';
 import { follow, onceflow, ROOT, spawnOnceflow } from '../support/cli.ts';
 import { DEADLINE_MS, DEADLINE_S } from '../support/deadlines.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
+import { parseBatch, parseJson } from '../support/json.ts';
 import { stateViews, uniqueName } from '../support/pipeline.ts';
 
 const SEED = join(ROOT, 'test', 'fixtures', 'seed-orders', 'batches.ndjson');
@@ -69,6 +71,17 @@ const stack = async () => {
   return { runtime, cli, outputs, views, [Symbol.asyncDispose]: () => runtime.stop() };
 };
 
+/** What these tests read of `status --json` and `rejects --json`. */
+const StatusSchema = v.object({
+  ledger: v.unknown(),
+  queues: v.array(v.object({ name: v.string(), visible: v.number() })),
+});
+/** What these tests read of `aggregates --json`. */
+const HoursSchema = v.array(v.object({ hour: v.string() }));
+const RejectsSchema = v.array(
+  v.object({ reason: v.string(), detail: v.string(), body: v.string() }),
+);
+
 const essence = (hours: { hour: string; events: number; byStatus: unknown }[]) =>
   hours.map(({ hour, events, byStatus }) => ({ hour, events, byStatus }));
 
@@ -91,7 +104,7 @@ describe('onceflow against the local stack', () => {
       '--to',
       '2026-10-01T12:00:00Z',
     );
-    expect(JSON.parse(window.stdout).map((h: { hour: string }) => h.hour)).toEqual([
+    expect(parseJson(HoursSchema, window.stdout).map((h) => h.hour)).toEqual([
       '2026-10-01T10:00:00Z',
       '2026-10-01T11:00:00Z',
     ]);
@@ -104,11 +117,10 @@ describe('onceflow against the local stack', () => {
     // The finalizer's rule runs: the latest event is 12:40, so the watermark (10:30) has passed
     // 09:00's end only.
     await s.runtime.runSchedule('FinalizeHours');
-    const hours = JSON.parse((await s.cli('hours', '--json')).stdout) as {
-      hour: string;
-      state: string;
-      amendments: number;
-    }[];
+    const hours = parseJson(
+      v.array(v.object({ hour: v.string(), state: v.string(), amendments: v.number() })),
+      (await s.cli('hours', '--json')).stdout,
+    );
     expect(hours.map((h) => [h.hour.slice(11, 13), h.state, h.amendments])).toEqual([
       ['09', 'final', 0],
       ['10', 'open', 0],
@@ -116,8 +128,11 @@ describe('onceflow against the local stack', () => {
       ['12', 'open', 0],
     ]);
     expect((await s.cli('hours')).stdout).toContain('4 hours: 3 open, 1 final, 0 amended');
-    const final = JSON.parse((await s.cli('aggregates', '--final-only', '--json')).stdout);
-    expect(final.map((h: { hour: string }) => h.hour)).toEqual(['2026-10-01T09:00:00Z']);
+    const final = parseJson(
+      HoursSchema,
+      (await s.cli('aggregates', '--final-only', '--json')).stdout,
+    );
+    expect(final.map((h) => h.hour)).toEqual(['2026-10-01T09:00:00Z']);
     expect((await s.cli('verify')).stdout).toContain('4 hours checked, 0 differences');
   });
 
@@ -161,10 +176,7 @@ describe('onceflow against the local stack', () => {
     expect(replayed.stdout).toContain('re-sent 3 archived batches');
     expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
     expect(essence(await s.views.hourly())).toEqual(model.hourly);
-    const status = JSON.parse((await s.cli('status', '--json')).stdout) as {
-      ledger: unknown;
-      queues: { name: string; visible: number }[];
-    };
+    const status = parseJson(StatusSchema, (await s.cli('status', '--json')).stdout);
     expect(status.ledger).toMatchObject({ applied: 3, pending: 0 });
     expect(status.queues.every((q) => q.visible === 0)).toBe(true);
   });
@@ -278,9 +290,7 @@ describe('onceflow against the local stack', () => {
         Entries: seedBatches().map((MessageBody, i) => ({ Id: String(i), MessageBody })),
       }),
     );
-    const status = JSON.parse((await s.cli('status', '--json')).stdout) as {
-      queues: { name: string; visible: number }[];
-    };
+    const status = parseJson(StatusSchema, (await s.cli('status', '--json')).stdout);
     expect(status.queues.find((q) => q.name === 'orders DLQ')?.visible).toBe(4);
     const replayed = await s.cli('replay', 'dlq', '--queue', 'orders');
     expect(replayed.code).toBe(0);
@@ -288,9 +298,7 @@ describe('onceflow against the local stack', () => {
     await s.cli('drain');
     expect(await s.views.orders()).toEqual(expectedOrders());
     expect(essence(await s.views.hourly())).toEqual(expectedHourly());
-    const after = JSON.parse((await s.cli('status', '--json')).stdout) as {
-      queues: { name: string; visible: number }[];
-    };
+    const after = parseJson(StatusSchema, (await s.cli('status', '--json')).stdout);
     expect(after.queues.every((q) => q.visible === 0)).toBe(true);
   });
 
@@ -401,10 +409,13 @@ describe('onceflow against the local stack', () => {
     expect(verified.stdout).toContain('2026-10-02T15:00:00Z  orphan-object');
     const verifiedJson = await s.cli('verify', '--json');
     expect(verifiedJson.code).toBe(1);
-    const report = JSON.parse(verifiedJson.stdout) as {
-      checked: number;
-      differences: { hour: string; problem: string }[];
-    };
+    const report = parseJson(
+      v.object({
+        checked: v.number(),
+        differences: v.array(v.object({ hour: v.string(), problem: v.string() })),
+      }),
+      verifiedJson.stdout,
+    );
     expect(report.differences.map((d) => [d.hour, d.problem])).toEqual([
       ['2026-10-01T11:00:00Z', 'missing-object'],
       ['2026-10-01T15:00:00Z', 'orphan-object'],
@@ -458,14 +469,11 @@ describe('onceflow against the local stack', () => {
     );
     await s.cli('send', file);
     await s.cli('drain');
-    const rejects = JSON.parse((await s.cli('rejects', '--json')).stdout) as {
-      reason: string;
-      detail: string;
-    }[];
+    const rejects = parseJson(RejectsSchema, (await s.cli('rejects', '--json')).stdout);
     expect(rejects.map((r) => r.reason).sort()).toEqual(['invalid-json', 'schema-violation']);
     expect((await s.cli('rejects')).stdout).toContain('2 quarantined');
     const byReason = await s.cli('rejects', '--json', '--reason', 'invalid-json');
-    expect((JSON.parse(byReason.stdout) as { reason: string }[]).map((r) => r.reason)).toEqual([
+    expect(parseJson(RejectsSchema, byReason.stdout).map((r) => r.reason)).toEqual([
       'invalid-json',
     ]);
     expect((await s.cli('rejects', '--since', '2999-01-01')).stdout).toContain('0 quarantined');
@@ -479,7 +487,7 @@ describe('onceflow against the local stack', () => {
     let after: string[] = [];
     for (let page = 0; page < 10; page++) {
       const out = await s.cli('orders', '--json', '--limit', '3', ...after);
-      paged.push(...JSON.parse(out.stdout));
+      paged.push(...parseJson(v.array(v.unknown()), out.stdout));
       const next = /more: --after (\S+)/.exec(out.stderr)?.[1];
       if (next === undefined) break;
       after = ['--after', next];
@@ -505,10 +513,10 @@ describe('untrusted text in the terminal', () => {
     // An unknown key that would retitle and clear the terminal, and one far too long for a detail.
     const hostileKey = '\u001b]0;pwned\u0007\u001b[2J';
     const [first = '{}'] = seedBatches();
-    const bad = { ...JSON.parse(first), batchId: 'hostile-1', [hostileKey]: 1 };
-    const long = { ...JSON.parse(first), batchId: 'hostile-2', ['k'.repeat(5000)]: 1 };
+    const bad = { ...parseBatch(first), batchId: 'hostile-1', [hostileKey]: 1 };
+    const long = { ...parseBatch(first), batchId: 'hostile-2', ['k'.repeat(5000)]: 1 };
     // Valid under the contract: C1 and bidi characters are not C0 controls.
-    const event = { ...JSON.parse(first).events[0], customerId: 'C\u009b2J\u202eevil' };
+    const event = { ...parseBatch(first).events[0], customerId: 'C\u009b2J\u202eevil' };
     const sneaky = { batchId: 'hostile-3', events: [event] };
     const file = join(dir, 'hostile.ndjson');
     writeFileSync(file, [bad, long, sneaky].map((b) => JSON.stringify(b)).join('\n'));
@@ -519,10 +527,7 @@ describe('untrusted text in the terminal', () => {
     for (const c of ['\u001b', '\u0007', '\u009b', '\u202e'])
       expect(rejects.stdout).not.toContain(c);
     expect(rejects.stdout).toContain('\\u{001b}]0;pwned\\u{0007}');
-    const records = JSON.parse((await s.cli('rejects', '--json')).stdout) as {
-      detail: string;
-      body: string;
-    }[];
+    const records = parseJson(RejectsSchema, (await s.cli('rejects', '--json')).stdout);
     const hostile = records.find((r) => r.body === JSON.stringify(bad));
     expect(hostile?.detail).toContain(hostileKey);
     expect(hostile?.body).toBe(JSON.stringify(bad));
@@ -534,7 +539,10 @@ describe('untrusted text in the terminal', () => {
     const orders = await s.cli('orders');
     for (const c of ['\u009b', '\u202e']) expect(orders.stdout).not.toContain(c);
     expect(orders.stdout).toContain('C\\u{009b}2J\\u{202e}evil');
-    const exact = JSON.parse((await s.cli('orders', '--json')).stdout) as { customerId: string }[];
+    const exact = parseJson(
+      v.array(v.object({ customerId: v.string() })),
+      (await s.cli('orders', '--json')).stdout,
+    );
     expect(exact.map((o) => o.customerId)).toContain('C\u009b2J\u202eevil');
   });
 });
@@ -567,7 +575,7 @@ describe('onceflow generate', () => {
     const lines = a.stdout.trim().split('\n');
     const ids = lines.flatMap((l) => {
       try {
-        return [(JSON.parse(l) as { batchId?: string }).batchId ?? ''];
+        return [parseJson(v.object({ batchId: v.optional(v.string()) }), l).batchId ?? ''];
       } catch {
         return ['(invalid)'];
       }

@@ -16,13 +16,13 @@ import { verify } from '../../cli/commands/reconcile.ts';
 import { replayDlq } from '../../cli/commands/replay.ts';
 import { status } from '../../cli/commands/status.ts';
 import type { Target } from '../../cli/target.ts';
-import type { GeneratedEvent } from '../../harness/generate.ts';
 import { referenceModel } from '../../harness/model.ts';
 import { waitFor } from '../../local/net.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
 import { validateBatch } from '../../shared/schema.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { seedBatches } from '../support/fixtures.ts';
+import { parseBatch } from '../support/json.ts';
 
 const JsonLineSchema = v.record(v.string(), v.unknown());
 
@@ -121,7 +121,7 @@ describe('the runbook for messages in a DLQ', () => {
 
     const parsed = validateBatch(JSON.parse(body));
     if (!parsed.ok) throw new Error(parsed.detail);
-    const model = referenceModel([JSON.parse(body) as { events: GeneratedEvent[] }]);
+    const model = referenceModel([parseBatch(body)]);
     const orders = await new DynamoOrderReader(
       runtime.clients.dynamo,
       outputs.TableName ?? '',

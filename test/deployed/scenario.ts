@@ -5,6 +5,7 @@
 import type { HourAggregate } from '../../shared/aggregate.ts';
 import type { OrderView } from '../../shared/order-state.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
+import { parseBatch } from '../support/json.ts';
 
 const DAY = 86_400_000;
 let counter = 0;
@@ -31,7 +32,7 @@ export const scenario = (): Scenario => {
   const days = (Date.now() % 10_000) * 2 + n;
   const id = (value: string) => `${prefix}-${value}`;
   const batches = seedBatches().map((line) => {
-    const batch = JSON.parse(line) as { batchId: string; events: Record<string, string>[] };
+    const batch = parseBatch(line);
     return JSON.stringify({
       ...batch,
       batchId: id(batch.batchId),

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
-import { REJECT_PREFIX } from '../../shared/keys.ts';
+import { parseBatch } from '../support/json.ts';
 import { type Scenario, scenario } from './scenario.ts';
 
 export interface DeployedTarget {
@@ -44,21 +44,8 @@ export const deployedPipelineSuite = (name: string, target: () => DeployedTarget
     hours: s.own.hours(await s3().listAggregates()),
   });
   const rejectsOf = async (s: Scenario) => {
-    const store = s3();
-    const keys = await store.listKeys(REJECT_PREFIX);
-    const bodies = await Promise.all(
-      keys.map(async (key) => {
-        const { GetObjectCommand } = await import('@aws-sdk/client-s3');
-        const out = await target().clients.s3.send(
-          new GetObjectCommand({ Bucket: output('BucketName'), Key: key }),
-        );
-        return JSON.parse((await out.Body?.transformToString()) ?? '{}') as {
-          reason: string;
-          body: string;
-        };
-      }),
-    );
-    return bodies.filter((r) => r.body.includes(s.prefix));
+    const rejects = await s3().listRejects();
+    return rejects.filter((r) => r.body.includes(s.prefix));
   };
 
   describe(`the deployed pipeline (${name})`, () => {
@@ -79,7 +66,7 @@ export const deployedPipelineSuite = (name: string, target: () => DeployedTarget
 
     it('quarantines invalid bodies and a reused batch id, and applies the valid batches beside them', async () => {
       const s = scenario();
-      const reused = JSON.parse(s.batches[0] ?? '{}') as { events: { amount: string }[] };
+      const reused = parseBatch(s.batches[0] ?? '');
       for (const e of reused.events) e.amount = '999.00';
       await send([
         ...s.batches,

@@ -9,13 +9,14 @@ import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, inject, it } from 'vitest';
 import { firstEvent, functionOf, runFresh } from '../../harness/bench/cold-start.ts';
-import { type ModelBatch, referenceModel } from '../../harness/model.ts';
+import { referenceModel } from '../../harness/model.ts';
 import { adminClients } from '../../local/clients.ts';
 import { LOCAL_REGION } from '../../local/emulators.ts';
 import { runProcess } from '../../local/process.ts';
 import { toSqsEvent } from '../../local/sqs-event.ts';
 import { provisionStackCopy } from '../../local/stack-copy.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
+import { parseBatch } from '../support/json.ts';
 import { uniqueName } from '../support/pipeline.ts';
 
 /** Per bundle, minified with the SDK inside (the README's performance section gives today's). */
@@ -37,7 +38,7 @@ describe('the deployed bundles', () => {
     const copy = await ownCopy('bundles');
     const work = mkdtempSync(join(tmpdir(), 'onceflow-bundles-'));
     const [ingestRecord] = firstEvent('IngestOrders', copy, 0).Records;
-    const batch = JSON.parse(ingestRecord?.body ?? '') as ModelBatch;
+    const batch = parseBatch(ingestRecord?.body ?? '');
     // Ingest first: the aggregate invocation recomputes the hour that batch wrote.
     for (const [name, output, environment] of [
       ['IngestOrders', 'IngestFunctionName', copy.ingestEnvironment],

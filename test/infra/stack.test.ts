@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { App, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import * as v from 'valibot';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   CUSTOMER_ATTRIBUTE,
@@ -21,6 +22,7 @@ import { SqsFunction } from '../../infra/constructs/sqs-function.ts';
 import { OnceflowStack, type OnceflowStackProps } from '../../infra/onceflow-stack.ts';
 import { readSettings } from '../../infra/settings.ts';
 import { AGGREGATE_PREFIX, hourObjectKey } from '../../shared/keys.ts';
+import { parseJson } from '../support/json.ts';
 
 const synth = (context: Record<string, unknown> = {}, extra: Partial<OnceflowStackProps> = {}) => {
   const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'onceflow-cdk-')), context });
@@ -34,6 +36,21 @@ const synth = (context: Record<string, unknown> = {}, extra: Partial<OnceflowSta
 };
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+/** cdk-nag's validation report in an assembly: the fields these tests read. */
+const readValidationReport = (assemblyDir: string) =>
+  parseJson(
+    v.object({
+      pluginReports: v.array(
+        v.object({
+          conclusion: v.string(),
+          violations: v.array(v.unknown()),
+          suppressedViolations: v.array(v.object({ ruleName: v.string(), reason: v.string() })),
+        }),
+      ),
+    }),
+    readFileSync(join(assemblyDir, 'validation-report.json'), 'utf8'),
+  );
 
 describe('the onceflow stack', () => {
   let template: Template;
@@ -641,13 +658,7 @@ describe('the onceflow stack', () => {
   });
 
   it('passes the AWS Solutions checks with every suppression reasoned', () => {
-    const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as {
-      pluginReports: {
-        conclusion: string;
-        violations: unknown[];
-        suppressedViolations: { ruleName: string; reason: string }[];
-      }[];
-    };
+    const report = readValidationReport(outdir);
     const [nag] = report.pluginReports;
     expect(nag?.conclusion).toBe('success');
     expect(nag?.violations).toEqual([]);
@@ -759,11 +770,7 @@ describe('stages and settings', () => {
     for (const fn of functions(on.template)) {
       expect(bundle(on.assembly.directory, fn)).toContain('AWS_XRAY_DAEMON_ADDRESS');
     }
-    const report = JSON.parse(
-      readFileSync(join(on.assembly.directory, 'validation-report.json'), 'utf8'),
-    ) as {
-      pluginReports: { violations: unknown[]; suppressedViolations: { ruleName: string }[] }[];
-    };
+    const report = readValidationReport(on.assembly.directory);
     expect(report.pluginReports[0]?.violations).toEqual([]);
     expect(
       report.pluginReports[0]?.suppressedViolations.filter(

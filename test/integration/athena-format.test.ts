@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { loadStack } from '../../local/template.ts';
 import { AGGREGATE_PREFIX, hourOfObjectKey } from '../../shared/keys.ts';
+import { JsonObjectSchema, parseJson } from '../support/json.ts';
 import { createPipeline } from '../support/pipeline.ts';
 
 /** A Hive type, as the Glue table declares its columns. */
@@ -132,7 +133,7 @@ describe('the hour objects as Athena reads them', () => {
       const text = (await p.readText(key)) ?? '';
       // The JSON SerDe reads one record per line: the object is exactly one line.
       expect(text.split('\n')).toHaveLength(1);
-      const record = JSON.parse(text) as Record<string, unknown>;
+      const record = parseJson(JsonObjectSchema, text);
       expect(Object.keys(record).length).toBeGreaterThan(0);
       for (const [field, value] of Object.entries(record)) {
         const column = columns.get(field.toLowerCase());

@@ -6,6 +6,7 @@ import { waitFor } from '../../local/net.ts';
 import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
+import { JsonObjectSchema, parseJson } from '../support/json.ts';
 import { createPipeline } from '../support/pipeline.ts';
 
 describe('the deployed entry points', () => {
@@ -39,7 +40,7 @@ describe('the deployed entry points', () => {
     daemon.on('message', (datagram) => {
       // Each datagram: a header line, then one (sub)segment document.
       const [, body] = datagram.toString('utf8').split('\n', 2);
-      if (body) documents.push(JSON.parse(body) as Record<string, unknown>);
+      if (body) documents.push(parseJson(JsonObjectSchema, body));
     });
     await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
     try {

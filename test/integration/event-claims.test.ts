@@ -184,7 +184,7 @@ describe('claims under a ledger retention', () => {
     expect(await claimsOnOrder()).toHaveLength(1);
     // The old event re-sent is older than the retention: refused, so never counted twice.
     await p.deliverUntilDone([body(`${prefix}-c`, [e1])]);
-    const rejects = (await p.rejects()) as unknown as { reason: string; batchId: string }[];
+    const rejects = await p.rejects();
     expect(rejects.map((r) => [r.reason, r.batchId])).toEqual([
       ['beyond-retention', `${prefix}-c`],
     ]);

@@ -8,6 +8,7 @@ import { S3Store } from '../../adapters/s3.ts';
 import { listHours } from '../../cli/commands/hours.ts';
 import { QUARANTINE_CLOSE_GRACE_MS } from '../../shared/finalizer.ts';
 import { apply, batch, DAY, H09, objectOf } from '../support/hours.ts';
+import { parseBatch } from '../support/json.ts';
 import { createPipeline, type Pipeline } from '../support/pipeline.ts';
 
 const H12 = `${DAY}T12:00:00Z`;
@@ -25,7 +26,7 @@ const quarantining = async () => {
   return { p, finalizeLater };
 };
 
-const batchIdOf = (body: string) => String((JSON.parse(body) as { batchId: unknown }).batchId);
+const batchIdOf = (body: string) => parseBatch(body).batchId;
 
 describe('latePolicy quarantine', () => {
   it('closes an hour on one run and makes it final on the next, a grace later', async () => {
@@ -75,7 +76,7 @@ describe('latePolicy quarantine', () => {
     const [reject] = rejects;
     expect(reject).toMatchObject({ reason: 'too-late', batchId: batchIdOf(late) });
     expect(reject?.detail).toContain(H09);
-    const refused = JSON.parse(reject?.body ?? '{}') as { events: { eventTime: string }[] };
+    const refused = parseBatch(reject?.body ?? '');
     expect(refused.events.map((e) => e.eventTime)).toEqual([
       `${DAY}T09:55:00Z`,
       `${DAY}T09:56:00Z`,

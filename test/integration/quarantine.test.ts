@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { seedBatches } from '../support/fixtures.ts';
+import { parseBatch } from '../support/json.ts';
 import { createPipeline } from '../support/pipeline.ts';
 import { useRuntimePipelines } from '../support/runtime-pipeline.ts';
 
@@ -53,7 +54,7 @@ describe.each([
       'two events with one id',
       JSON.stringify({
         batchId: 'dup',
-        events: [JSON.parse(withEvent({})).events[0], JSON.parse(withEvent({})).events[0]],
+        events: [parseBatch(withEvent({})).events[0], parseBatch(withEvent({})).events[0]],
       }),
       'duplicate-event-id',
     ],

@@ -5,6 +5,7 @@ import { DynamoEventClock } from '../../adapters/dynamo-hours.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { watermarkStepOf } from '../../shared/watermark.ts';
 import { seedBatches } from '../support/fixtures.ts';
+import { parseBatch } from '../support/json.ts';
 import { createPipeline } from '../support/pipeline.ts';
 
 const RECEIVED = Date.parse('2026-12-01T00:00:00Z');
@@ -67,11 +68,7 @@ describe('the watermark item', () => {
     const batches = seedBatches();
     await p.deliverUntilDone(batches);
     const latestEvent = Math.max(
-      ...batches.flatMap((b) =>
-        (JSON.parse(b) as { events: { eventTime: string }[] }).events.map((e) =>
-          Date.parse(e.eventTime),
-        ),
-      ),
+      ...batches.flatMap((b) => parseBatch(b).events.map((e) => Date.parse(e.eventTime))),
     );
     const clock = new DynamoEventClock(p.admin.dynamo, p.tableName);
     expect(await clock.latest()).toBe(watermarkStepOf(latestEvent, Date.now()));

@@ -55,8 +55,8 @@ const ingestName = () => {
   return fn.name;
 };
 
-const decode = (payload: Uint8Array | undefined) =>
-  JSON.parse(new TextDecoder().decode(payload)) as unknown;
+const decode = (payload: Uint8Array | undefined): unknown =>
+  JSON.parse(new TextDecoder().decode(payload));
 
 reportMissingAwsCli('its Lambda test is');
 const aws = (...args: string[]) => awsCli(runtime, ...args);

@@ -15,6 +15,7 @@ import {
   ResourceNotFoundException,
 } from '@aws-sdk/client-cloudwatch-logs';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
@@ -23,6 +24,7 @@ import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.t
 import { follow, onceflow } from '../support/cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { seedBatches } from '../support/fixtures.ts';
+import { parseJson } from '../support/json.ts';
 import { uniqueName } from '../support/pipeline.ts';
 
 let runtime: LocalRuntime;
@@ -179,7 +181,10 @@ describe('CloudWatch Logs on the local edge', () => {
       'json',
     );
     expect(found.status, found.stderr).toBe(0);
-    const events = (JSON.parse(found.stdout) as { events: { message: string }[] }).events;
+    const { events } = parseJson(
+      v.object({ events: v.array(v.object({ message: v.string() })) }),
+      found.stdout,
+    );
     expect(events.filter((e) => e.message.includes('batch applied')).length).toBeGreaterThanOrEqual(
       4,
     );

@@ -13,8 +13,10 @@ import { S3Store } from '../../adapters/s3.ts';
 import { sendBodies } from '../../adapters/sqs.ts';
 import { adminClients } from '../../local/clients.ts';
 import { waitFor } from '../../local/net.ts';
+import { LocalStateSchema } from '../../local/state.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { seedBatches } from '../support/fixtures.ts';
+import { parseJson } from '../support/json.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NODE = join(ROOT, 'node_modules', '.bin', 'node');
@@ -82,15 +84,9 @@ const launch = (args: string[], env: NodeJS.ProcessEnv = process.env): Started =
 };
 const RUNNING = 'Ctrl-C stops everything';
 
-interface LocalJson {
-  endpoint: string;
-  credentials: Record<string, string>;
-  region: string;
-  pid: number;
-  outputs: Record<string, string>;
-}
+/** local.json, read with the schema the CLI reads it with. */
 const readState = (dir: string) =>
-  JSON.parse(readFileSync(join(dir, 'local.json'), 'utf8')) as LocalJson;
+  parseJson(LocalStateSchema, readFileSync(join(dir, 'local.json'), 'utf8'));
 
 describe('npm start as a process', () => {
   it('serves the stack to any SDK with --keep through local.json and leaves no process behind on Ctrl-C', async () => {

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ExpectedHoursSchema, ExpectedOrdersSchema } from '../../local/demo.ts';
 import type { OrderView } from '../../shared/order-state.ts';
+import { parseJson } from './json.ts';
 import type { HourView } from './pipeline.ts';
 
 const dir = join(import.meta.dirname, '..', 'fixtures', 'seed-orders');
@@ -11,6 +13,6 @@ export const seedBatches = (): string[] =>
     .split('\n')
     .filter((line) => line.trim() !== '');
 export const expectedOrders = (): OrderView[] =>
-  JSON.parse(readFileSync(join(dir, 'expected-orders.json'), 'utf8'));
+  parseJson(ExpectedOrdersSchema, readFileSync(join(dir, 'expected-orders.json'), 'utf8'));
 export const expectedHourly = (): HourView[] =>
-  JSON.parse(readFileSync(join(dir, 'expected-hourly.json'), 'utf8'));
+  parseJson(ExpectedHoursSchema, readFileSync(join(dir, 'expected-hourly.json'), 'utf8'));

@@ -32,9 +32,7 @@ export const apply = async (p: Pipeline, ...bodies: string[]) => {
 };
 
 export const objectOf = async (p: Pipeline, hour: string) =>
-  (await p.hourObjects()).find((o) => o.body.hour === hour)?.body as
-    | (Record<string, unknown> & { events: number; revision: number })
-    | undefined;
+  (await p.hourObjects()).find((o) => o.body.hour === hour)?.body;
 
 export const dayIndex = async (p: Pipeline) => {
   const text = await p.readText(dayIndexKey(DAY));

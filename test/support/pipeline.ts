@@ -5,9 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
+import * as v from 'valibot';
 import { inject } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
@@ -31,12 +32,14 @@ import { snapshotTable } from '../../local/snapshot.ts';
 import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import { drainQueue } from '../../local/sqs-poller.ts';
 import { provisionStackCopy } from '../../local/stack-copy.ts';
+import { HourAggregateSchema } from '../../shared/aggregate.ts';
 import { loadAggregateConfig, loadFinalizeConfig, loadIngestConfig } from '../../shared/config.ts';
 import { type FinalizerPorts, finalizeHours } from '../../shared/finalizer.ts';
 import type { IngestPorts } from '../../shared/ingest.ts';
-import { AGGREGATE_PREFIX, hourOfObjectKey, REJECT_PREFIX } from '../../shared/keys.ts';
+import { AGGREGATE_PREFIX, hourOfObjectKey } from '../../shared/keys.ts';
 import type { OrderView } from '../../shared/order-state.ts';
 
+import { parseJson } from './json.ts';
 import { uniqueName } from './names.ts';
 
 export { uniqueName };
@@ -116,34 +119,31 @@ export const recordsOf = (deliveries: readonly Delivery[], queueArn: string) =>
     ),
   );
 
+/** An hour object as published: exactly the fields the readers' schema knows. */
+const StoredHourSchema = v.strictObject(HourAggregateSchema.entries);
+
 /** Reading what a pipeline left behind: orders, hour objects, rejects, raw table items. */
 export const stateViews = (admin: AwsClients, tableName: string, bucketName: string) => {
   const orders = (): Promise<OrderView[]> =>
     new DynamoOrderReader(admin.dynamo, tableName).listOrders();
 
-  const listKeys = (prefix: string): Promise<string[]> =>
-    new S3Store(admin.s3, bucketName).listKeys(prefix);
-
-  const readJson = async (key: string): Promise<unknown> => {
-    const out = await admin.s3.send(new GetObjectCommand({ Bucket: bucketName, Key: key }));
-    return JSON.parse((await out.Body?.transformToString()) ?? 'null');
-  };
+  const store = new S3Store(admin.s3, bucketName);
+  const listKeys = (prefix: string): Promise<string[]> => store.listKeys(prefix);
 
   /** An object's text; undefined when there is none. */
-  const readText = (key: string) => new S3Store(admin.s3, bucketName).getText(key);
+  const readText = (key: string) => store.getText(key);
 
-  /** The published hour objects, as stored (with revision, computedAt and lifecycle). */
+  /**
+   * The published hour objects, as stored (with revision, computedAt and lifecycle). Strict: a
+   * field the readers' schema does not know fails here, so the schema keeps up with the writer.
+   */
   const hourObjects = async () =>
     Promise.all(
       (await listKeys(AGGREGATE_PREFIX))
         .filter((key) => hourOfObjectKey(key) !== undefined)
         .map(async (key) => ({
           key,
-          body: (await readJson(key)) as HourView & {
-            revision: number;
-            final?: true;
-            amendments?: number;
-          },
+          body: parseJson(StoredHourSchema, (await readText(key)) ?? 'null'),
         })),
     );
 
@@ -153,12 +153,8 @@ export const stateViews = (admin: AwsClients, tableName: string, bucketName: str
       .map(({ body: { hour, events, byStatus } }) => ({ hour, events, byStatus }))
       .sort((a, b) => (a.hour < b.hour ? -1 : 1));
 
-  const rejects = async () =>
-    Promise.all(
-      (await listKeys(REJECT_PREFIX)).map(
-        async (key) => (await readJson(key)) as Record<string, string>,
-      ),
-    );
+  /** The quarantine's objects, validated as `onceflow rejects` reads them. */
+  const rejects = () => store.listRejects();
 
   /** Every item in the table (to prove that nothing changed). */
   const tableItems = async () =>
