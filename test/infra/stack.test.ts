@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { BUNDLING_STACKS } from 'aws-cdk-lib/cx-api';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import * as v from 'valibot';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -24,8 +25,20 @@ import { readSettings } from '../../infra/settings.ts';
 import { AGGREGATE_PREFIX, hourObjectKey } from '../../shared/keys.ts';
 import { parseJson } from '../support/json.ts';
 
-const synth = (context: Record<string, unknown> = {}, extra: Partial<OnceflowStackProps> = {}) => {
-  const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'onceflow-cdk-')), context });
+/**
+ * The stack synthesized as `cdk synth` would, with cdk-nag. The functions' code is bundled only
+ * when a test reads it: the template is the same either way (but for the assets' hashes), and
+ * bundling takes most of a synthesis.
+ */
+const synth = (
+  context: Record<string, unknown> = {},
+  extra: Partial<OnceflowStackProps> = {},
+  { bundle = false }: { readonly bundle?: boolean } = {},
+) => {
+  const app = new App({
+    outdir: mkdtempSync(join(tmpdir(), 'onceflow-cdk-')),
+    context: { ...context, ...(bundle ? {} : { [BUNDLING_STACKS]: [] }) },
+  });
   const stack = new OnceflowStack(app, 'test', {
     settings: readSettings((k) => app.node.tryGetContext(k)),
     ...extra,
@@ -730,8 +743,8 @@ describe('stages and settings', () => {
       const key = (fn.Properties.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '');
       return readFileSync(join(dir, `asset.${key}`, 'index.mjs'), 'utf8');
     };
-    const off = synth();
-    const on = synth({ tracing: 'true' });
+    const off = synth({}, {}, { bundle: true });
+    const on = synth({ tracing: 'true' }, {}, { bundle: true });
 
     expect(functions(off.template).map((f) => f.Properties.TracingConfig)).toEqual([
       undefined,
