@@ -1,7 +1,7 @@
 /**
  * `onceflow`: the operator CLI. Sends, generates, drains, inspects, replays and reconciles, on
  * the local stack, LocalStack or AWS. Each command lives in `commands/` (what it does and how it
- * is called); this file assembles them.
+ * is called); this file assembles them, and `onceflow.ts` runs them.
  */
 import { register as aggregatesCommand } from './commands/aggregates.ts';
 import { register as chaosCommand } from './commands/chaos.ts';
@@ -19,6 +19,9 @@ import { register as sendCommand } from './commands/send.ts';
 import { register as statusCommand } from './commands/status.ts';
 import { register as tableCommand } from './commands/table.ts';
 import { program } from './program.ts';
+
+/** The CLI with every command registered (what the tests walk to check each command's help). */
+export const cli = program;
 
 for (const register of [
   aggregatesCommand,
@@ -38,5 +41,3 @@ for (const register of [
   tableCommand,
 ])
   register(program);
-
-await program.parseAsync();
