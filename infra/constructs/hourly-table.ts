@@ -89,6 +89,6 @@ export class HourlyTable extends Construct {
         },
       },
     });
-    table.addDependency(database);
+    table.addResourceDependency(database);
   }
 }

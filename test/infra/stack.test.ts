@@ -48,7 +48,10 @@ const synth = (
   return { stack, template: Template.fromStack(stack), assembly };
 };
 
-type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+type Resources = Record<
+  string,
+  { Type: string; Properties: Record<string, unknown>; DependsOn?: string[] }
+>;
 
 /** cdk-nag's validation report in an assembly: the fields these tests read. */
 const readValidationReport = (assemblyDir: string) =>
@@ -213,6 +216,9 @@ describe('the onceflow stack', () => {
       `${AGGREGATE_PREFIX}date=2026-10-01/hour=09.json`,
     );
     expect(input).not.toContain('_final');
+    // The table is created after its database, which CloudFormation cannot infer from a name.
+    const database = Object.entries(resources).find(([, r]) => r.Type === 'AWS::Glue::Database');
+    expect(table?.DependsOn).toContain(database?.[0]);
   });
 
   it('turns on partial batch responses for both event source mappings, 10 messages an invocation, up to 10 at once', () => {
