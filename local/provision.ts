@@ -6,18 +6,16 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  type AttributeDefinition,
   CreateTableCommand,
   type CreateTableCommandInput,
   DescribeTableCommand,
-  type GlobalSecondaryIndex,
   type KeySchemaElement,
-  type LocalSecondaryIndex,
   ResourceInUseException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
 import type { AwsClients } from '../adapters/clients.ts';
 import {
   type PhysicalResource,
@@ -127,28 +125,54 @@ const dependencyOrder = (resources: [string, Resource][]): [string, Resource][] 
   return ordered;
 };
 
-const tableInput = (name: string, props: Record<string, unknown>): CreateTableCommandInput => {
-  const provisioned = props.BillingMode === 'PROVISIONED';
+const KeySchemaSchema = v.array(
+  v.object({ AttributeName: v.string(), KeyType: v.picklist(['HASH', 'RANGE']) }),
+);
+const IndexSchema = v.object({
+  IndexName: v.string(),
+  KeySchema: KeySchemaSchema,
+  Projection: v.object({
+    ProjectionType: v.optional(v.picklist(['ALL', 'KEYS_ONLY', 'INCLUDE'])),
+    NonKeyAttributes: v.optional(v.array(v.string())),
+  }),
+});
+
+/** What of an `AWS::DynamoDB::Table`'s resolved properties makes the local table. */
+const TablePropertiesSchema = v.object({
+  BillingMode: v.optional(v.picklist(['PROVISIONED', 'PAY_PER_REQUEST'])),
+  AttributeDefinitions: v.array(
+    v.object({ AttributeName: v.string(), AttributeType: v.picklist(['S', 'N', 'B']) }),
+  ),
+  KeySchema: KeySchemaSchema,
+  GlobalSecondaryIndexes: v.optional(v.array(IndexSchema)),
+  LocalSecondaryIndexes: v.optional(v.array(IndexSchema)),
+});
+
+const tableInput = (
+  logicalId: string,
+  name: string,
+  props: Record<string, unknown>,
+): CreateTableCommandInput => {
+  const parsed = v.safeParse(TablePropertiesSchema, props);
+  if (!parsed.success) {
+    const where = (issue: v.BaseIssue<unknown>) =>
+      `${v.getDotPath(issue) ?? '(properties)'}: ${issue.message}`;
+    throw new Error(
+      `table ${logicalId} cannot be created locally: ${parsed.issues.map(where).join('; ')}`,
+    );
+  }
+  const { BillingMode, AttributeDefinitions, KeySchema } = parsed.output;
+  const provisioned = BillingMode === 'PROVISIONED';
   const throughput = { ReadCapacityUnits: 5, WriteCapacityUnits: 5 };
-  const gsis = (props.GlobalSecondaryIndexes as Record<string, unknown>[] | undefined)?.map(
-    (g): GlobalSecondaryIndex => ({
-      IndexName: String(g.IndexName),
-      KeySchema: g.KeySchema as KeySchemaElement[],
-      Projection: g.Projection as GlobalSecondaryIndex['Projection'],
-      ...(provisioned ? { ProvisionedThroughput: throughput } : {}),
-    }),
-  );
-  const lsis = (props.LocalSecondaryIndexes as Record<string, unknown>[] | undefined)?.map(
-    (l): LocalSecondaryIndex => ({
-      IndexName: String(l.IndexName),
-      KeySchema: l.KeySchema as KeySchemaElement[],
-      Projection: l.Projection as LocalSecondaryIndex['Projection'],
-    }),
-  );
+  const gsis = parsed.output.GlobalSecondaryIndexes?.map((g) => ({
+    ...g,
+    ...(provisioned ? { ProvisionedThroughput: throughput } : {}),
+  }));
+  const lsis = parsed.output.LocalSecondaryIndexes;
   return {
     TableName: name,
-    AttributeDefinitions: props.AttributeDefinitions as AttributeDefinition[],
-    KeySchema: props.KeySchema as KeySchemaElement[],
+    AttributeDefinitions,
+    KeySchema,
     BillingMode: provisioned ? 'PROVISIONED' : 'PAY_PER_REQUEST',
     ...(provisioned ? { ProvisionedThroughput: throughput } : {}),
     ...(gsis?.length ? { GlobalSecondaryIndexes: gsis } : {}),
@@ -274,7 +298,7 @@ export const provisionStack = async (
     } else {
       const name =
         typeof props.TableName === 'string' ? props.TableName : physicalName(stackName, id, 255);
-      const input = tableInput(name, props);
+      const input = tableInput(id, name, props);
       const created = await createOrKeepTable(clients, input);
       const ttl = asRecord(props.TimeToLiveSpecification);
       const ttlAttribute =

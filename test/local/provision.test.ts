@@ -191,3 +191,25 @@ describe('provisioning from the synthesized template', () => {
     expect(stack.buckets).toHaveLength(1);
   });
 });
+
+describe('a template the emulators cannot follow', () => {
+  it('names the table and the property when a table’s key schema is not DynamoDB’s', async () => {
+    const table = {
+      Type: 'AWS::DynamoDB::Table',
+      Metadata: {},
+      Properties: {
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'id', KeyType: 'PRIMARY' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      },
+    };
+    const stackName = uniqueName('bad-table');
+    await expect(
+      provisionStack(
+        { stackName, assemblyDir: '.', template: { Resources: { Things: table }, Outputs: {} } },
+        createAdminClients(),
+        LOCAL_REGION,
+      ),
+    ).rejects.toThrow(/table Things cannot be created locally: KeySchema\.0\.KeyType: /);
+  });
+});
