@@ -22,7 +22,15 @@ export interface WaitOptions {
   readonly intervalMs?: number;
 }
 
-/** Polls `check` until it returns true, or fails naming what it waited for at the deadline. */
+/** A wait reached its deadline: what it waited for did not happen in time. */
+export class WaitTimeoutError extends Error {
+  override readonly name = 'WaitTimeoutError';
+}
+
+/**
+ * Polls `check` until it returns true, or fails naming what it waited for at the deadline
+ * (`WaitTimeoutError`). An error `check` throws ends the wait at once, as itself.
+ */
 export const waitFor = async (
   check: () => Promise<boolean> | boolean,
   options: WaitOptions,
@@ -32,7 +40,9 @@ export const waitFor = async (
   for (;;) {
     if (await check()) return;
     if (Date.now() > deadline)
-      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.what}`);
+      throw new WaitTimeoutError(
+        `timed out after ${options.timeoutMs} ms waiting for ${options.what}`,
+      );
     await delay(interval);
     interval = Math.min(interval * 2, 250);
   }

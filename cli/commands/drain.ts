@@ -1,6 +1,7 @@
 /** `onceflow drain`: waits until both queues are empty with nothing in flight. */
 import type { Command } from 'commander';
 import { drainQueues } from '../../local/drain.ts';
+import { WaitTimeoutError } from '../../local/net.ts';
 import { number, run, target } from '../program.ts';
 import { CliError } from '../target.ts';
 
@@ -23,8 +24,13 @@ export const register = (program: Command): void => {
             { timeoutMs: o.timeout * 1000 },
           );
         } catch (error) {
+          if (error instanceof WaitTimeoutError)
+            throw new CliError(
+              `the queues did not drain within ${o.timeout} s (see \`onceflow status\`)`,
+              { cause: error },
+            );
           throw new CliError(
-            `the queues did not drain within ${o.timeout} s (see \`onceflow status\`)`,
+            `could not read the queues' depth: ${error instanceof Error ? error.message : String(error)}`,
             { cause: error },
           );
         }

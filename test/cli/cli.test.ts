@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
+  DeleteQueueCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
@@ -666,7 +667,7 @@ describe('onceflow errors and help', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('rejects a bad interval and an unreachable or unknown stack', async () => {
+  it('rejects a bad interval, an unreachable or unknown stack, and says when it cannot read a queue', async () => {
     const interval = await onceflow(['reconcile', '--from', '2026-10-02', '--to', '2026-10-01']);
     expect(interval.code).toBe(1);
     expect(interval.stderr).toContain('--from 2026-10-02 must be before --to 2026-10-01');
@@ -701,6 +702,14 @@ describe('onceflow errors and help', () => {
       'status',
     ]);
     expect(unknown.stderr).toContain('onceflow: unknown stack no-such-stack');
+    // A queue that cannot be read is said at once, not reported as a queue slow to drain.
+    await s.runtime.clients.sqs.send(
+      new DeleteQueueCommand({ QueueUrl: s.outputs.AggregateQueueUrl }),
+    );
+    const drained = await s.cli('drain', '--timeout', '600');
+    expect(drained.code).toBe(1);
+    expect(drained.stderr).toContain("onceflow: could not read the queues' depth: ");
+    expect(drained.stderr).not.toContain('did not drain');
   });
 
   it('prints an example in the help of every command', async () => {
