@@ -6,6 +6,7 @@ import Table from 'cli-table3';
 import type { Command } from 'commander';
 import * as v from 'valibot';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
+import { errorName, httpStatus } from '../../adapters/errors.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { globals, json, run, target } from '../program.ts';
@@ -34,6 +35,8 @@ export interface Status {
   readonly rejects: Record<string, number>;
   /** Redelivered batches recognised by the ledger (from the DuplicateBatches metric), if known. */
   readonly duplicates: number | undefined;
+  /** Why `duplicates` is unknown, when CloudWatch answered with an error. */
+  readonly duplicatesUnavailable?: string;
 }
 
 /** An EMF line: its metrics are top-level members. */
@@ -59,15 +62,12 @@ const metricFromLogs = (logDir: string, metric: string): number | undefined => {
   return sum;
 };
 
-const metricFromCloudWatch = async (
-  target: Target,
-  metric: string,
-): Promise<number | undefined> => {
+/** A figure read from metrics: its value, or why it could not be read. */
+type MetricFigure = { readonly value: number } | { readonly unavailable: string };
+
+const metricFromCloudWatch = async (target: Target, metric: string): Promise<MetricFigure> => {
+  const cw = new CloudWatchClient(target.clientConfig ?? { region: target.region });
   try {
-    const cw = new CloudWatchClient({
-      region: target.region,
-      ...(target.endpoint ? { endpoint: target.endpoint } : {}),
-    });
     const out = await cw.send(
       new GetMetricStatisticsCommand({
         Namespace: 'onceflow',
@@ -79,9 +79,17 @@ const metricFromCloudWatch = async (
         Statistics: ['Sum'],
       }),
     );
-    return (out.Datapoints ?? []).reduce((s, d) => s + (d.Sum ?? 0), 0);
-  } catch {
-    return undefined;
+    return { value: (out.Datapoints ?? []).reduce((s, d) => s + (d.Sum ?? 0), 0) };
+  } catch (error) {
+    // The figure is a courtesy: an endpoint without CloudWatch metrics, or a role without
+    // cloudwatch:GetMetricStatistics, answers with an error that leaves it unknown, and says why.
+    // Anything that is not such an answer (no connection, no credentials) is an error.
+    if (httpStatus(error) === undefined) throw error;
+    return {
+      unavailable: `${errorName(error) ?? 'Error'}: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  } finally {
+    cw.destroy();
   }
 };
 
@@ -117,11 +125,12 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
   };
   const rejects: Record<string, number> = {};
   for (const r of await listRejects(target)) rejects[r.reason] = (rejects[r.reason] ?? 0) + 1;
-  const duplicates =
-    target.kind === 'local' && logDir
-      ? metricFromLogs(logDir, 'DuplicateBatches')
-      : await metricFromCloudWatch(target, 'DuplicateBatches');
-  return { queues, ledger, rejects, duplicates };
+  if (target.kind === 'local' && logDir)
+    return { queues, ledger, rejects, duplicates: metricFromLogs(logDir, 'DuplicateBatches') };
+  const figure = await metricFromCloudWatch(target, 'DuplicateBatches');
+  return 'value' in figure
+    ? { queues, ledger, rejects, duplicates: figure.value }
+    : { queues, ledger, rejects, duplicates: undefined, duplicatesUnavailable: figure.unavailable };
 };
 
 export const register = (program: Command): void => {
@@ -151,7 +160,7 @@ export const register = (program: Command): void => {
         const oldest = s.ledger.oldestPending;
         console.log(
           `ledger: ${s.ledger.applied} batches applied (${s.ledger.appliedEvents} events), ${s.ledger.pending} pending` +
-            `${oldest ? ` (oldest ${terminalSafe(oldest.batchId)}, received ${oldest.receivedAt}, ${oldest.ageSeconds} s ago)` : ''}; duplicates recognised: ${s.duplicates ?? 'unknown'}; ` +
+            `${oldest ? ` (oldest ${terminalSafe(oldest.batchId)}, received ${oldest.receivedAt}, ${oldest.ageSeconds} s ago)` : ''}; duplicates recognised: ${s.duplicates ?? `unknown${s.duplicatesUnavailable ? ` (${terminalSafe(s.duplicatesUnavailable)})` : ''}`}; ` +
             `conflicts: ${s.rejects['batch-conflict'] ?? 0}; rejects: ${rejected}` +
             (rejected
               ? ` (${Object.entries(s.rejects)

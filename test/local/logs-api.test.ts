@@ -168,6 +168,22 @@ describe('CloudWatch Logs on the local edge', () => {
     }
   });
 
+  it('says on onceflow status’s AWS path why duplicates are unknown when the endpoint serves no metrics', async () => {
+    const printed = await onceflow([
+      '--target',
+      'localstack',
+      '--endpoint',
+      runtime.endpoint,
+      '--stack-name',
+      runtime.stack.stackName,
+      'status',
+    ]);
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stdout).toMatch(
+      /ledger: \d+ batches applied .*; duplicates recognised: unknown \(\w+: .+\);/,
+    );
+  });
+
   it.skipIf(!awsCliVersion)('answers the AWS CLI’s logs filter-log-events', async () => {
     const found = await awsCli(
       runtime,
