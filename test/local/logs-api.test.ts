@@ -45,6 +45,16 @@ const filter = async (input: Omit<FilterLogEventsCommandInput, 'logGroupName'>) 
   (await logs.send(new FilterLogEventsCommand({ logGroupName: ingestGroup(), ...input }))).events ??
   [];
 
+/** onceflow's options for its AWS path, pointed at the runtime's edge as at LocalStack. */
+const awsPath = () => [
+  '--target',
+  'localstack',
+  '--endpoint',
+  runtime.endpoint,
+  '--stack-name',
+  runtime.stack.stackName,
+];
+
 beforeAll(async () => {
   const { assemblyDir, stackName } = inject('assembly');
   runtime = await startLocalRuntime({
@@ -125,14 +135,7 @@ describe('CloudWatch Logs on the local edge', () => {
   });
 
   it('serves onceflow logs on its AWS path: the group’s lines, then new ones with --follow, each once', async () => {
-    const target = [
-      '--target',
-      'localstack',
-      '--endpoint',
-      runtime.endpoint,
-      '--stack-name',
-      runtime.stack.stackName,
-    ];
+    const target = awsPath();
     const printed = await onceflow([
       ...target,
       'logs',
@@ -169,15 +172,7 @@ describe('CloudWatch Logs on the local edge', () => {
   });
 
   it('says on onceflow status’s AWS path why duplicates are unknown when the endpoint serves no metrics', async () => {
-    const printed = await onceflow([
-      '--target',
-      'localstack',
-      '--endpoint',
-      runtime.endpoint,
-      '--stack-name',
-      runtime.stack.stackName,
-      'status',
-    ]);
+    const printed = await onceflow([...awsPath(), 'status']);
     expect(printed.code, printed.stderr).toBe(0);
     expect(printed.stdout).toMatch(
       /ledger: \d+ batches applied .*; duplicates recognised: unknown \(\w+: .+\);/,
