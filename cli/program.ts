@@ -1,5 +1,6 @@
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { terminalSafe } from '../local/render.ts';
 import { CURRENCIES, currencyExponent } from '../shared/currencies.ts';
 import {
   CliError,
@@ -102,9 +103,15 @@ export const run =
     try {
       process.exitCode = (await body(...args)) ?? 0;
     } catch (error) {
-      const e = error as Error;
-      console.error(`onceflow: ${e instanceof CliError ? e.message : `${e.name}: ${e.message}`}`);
-      if (globals().verbose) console.error(causeChain(e));
+      const line =
+        error instanceof CliError
+          ? error.message
+          : error instanceof Error
+            ? `${error.name}: ${error.message}`
+            : String(error);
+      // Messages carry text from outside (object keys, service answers): printed escaped.
+      console.error(`onceflow: ${terminalSafe(line)}`);
+      if (globals().verbose) console.error(causeChain(error));
       process.exitCode = 1;
     }
   };

@@ -547,6 +547,21 @@ describe('untrusted text in the terminal', () => {
       (await s.cli('orders', '--json')).stdout,
     );
     expect(exact.map((o) => o.customerId)).toContain('C\u009b2J\u202eevil');
+
+    // An object under rejects/ that the quarantine did not write, with a hostile key: the error
+    // names the key, escaped.
+    await s.runtime.clients.s3.send(
+      new PutObjectCommand({
+        Bucket: s.outputs.BucketName,
+        Key: `rejects/ingest/${hostileKey}.json`,
+        Body: '{"note":"not a reject"}',
+      }),
+    );
+    const foreign = await s.cli('rejects');
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr).toContain('is not a reject record');
+    expect(foreign.stderr).toContain('\\u{001b}]0;pwned\\u{0007}');
+    expect(foreign.stderr).not.toContain('\u001b');
   });
 });
 
