@@ -6,7 +6,6 @@ import Table from 'cli-table3';
 import type { Command } from 'commander';
 import * as v from 'valibot';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
-import { errorName, httpStatus } from '../../adapters/errors.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { globals, json, run, target } from '../program.ts';
@@ -81,13 +80,11 @@ const metricFromCloudWatch = async (target: Target, metric: string): Promise<Met
     );
     return { value: (out.Datapoints ?? []).reduce((s, d) => s + (d.Sum ?? 0), 0) };
   } catch (error) {
-    // The figure is a courtesy: an endpoint without CloudWatch metrics, or a role without
-    // cloudwatch:GetMetricStatistics, answers with an error that leaves it unknown, and says why.
-    // Anything that is not such an answer (no connection, no credentials) is an error.
-    if (httpStatus(error) === undefined) throw error;
-    return {
-      unavailable: `${errorName(error) ?? 'Error'}: ${error instanceof Error ? error.message : String(error)}`,
-    };
+    // The figure is a courtesy beside the depths and the ledger, which were read: an endpoint
+    // without CloudWatch metrics, a role without cloudwatch:GetMetricStatistics or a subnet
+    // without a route to it leaves it unknown, and the output says why.
+    if (!(error instanceof Error)) throw error;
+    return { unavailable: `${error.name}: ${error.message}` };
   } finally {
     cw.destroy();
   }
@@ -125,8 +122,11 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
   };
   const rejects: Record<string, number> = {};
   for (const r of await listRejects(target)) rejects[r.reason] = (rejects[r.reason] ?? 0) + 1;
-  if (target.kind === 'local' && logDir)
-    return { queues, ledger, rejects, duplicates: metricFromLogs(logDir, 'DuplicateBatches') };
+  // The local runtime's metrics are in its log files; there is no CloudWatch to ask.
+  if (target.kind === 'local') {
+    const duplicates = logDir ? metricFromLogs(logDir, 'DuplicateBatches') : undefined;
+    return { queues, ledger, rejects, duplicates };
+  }
   const figure = await metricFromCloudWatch(target, 'DuplicateBatches');
   return 'value' in figure
     ? { queues, ledger, rejects, duplicates: figure.value }
