@@ -16,7 +16,7 @@ import { JavaMissingError } from './dynamodb-local.ts';
 import { LOCAL_CREDENTIALS } from './emulators.ts';
 import { FauxqsPersistenceError } from './fauxqs-store.ts';
 import { claimInstance, type InstanceClaim, InstanceRunningError } from './instance.ts';
-import { KeptDataMismatchError } from './provision.ts';
+import { KeptDataMismatchError } from './provision-table.ts';
 import { describeFinalizerRun } from './render.ts';
 import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
 import { readLocalState, writeLocalState } from './state.ts';
