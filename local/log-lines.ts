@@ -30,36 +30,35 @@ export const lineTime = (line: string): number | undefined => {
  * read ended. A read can end inside a line or inside a character: both wait for the next read.
  */
 export class LogTail {
-  private offset = 0;
-  private rest = '';
-  private decoder = new StringDecoder('utf8');
-
-  private readonly file: string;
+  readonly #file: string;
+  #offset = 0;
+  #rest = '';
+  #decoder = new StringDecoder('utf8');
 
   constructor(file: string) {
-    this.file = file;
+    this.#file = file;
   }
 
   read(): string[] {
-    if (!existsSync(this.file)) return [];
-    const size = statSync(this.file).size;
-    if (size < this.offset) {
+    if (!existsSync(this.#file)) return [];
+    const size = statSync(this.#file).size;
+    if (size < this.#offset) {
       // A new runtime started the file afresh: nothing read before belongs to it.
-      this.offset = 0;
-      this.rest = '';
-      this.decoder = new StringDecoder('utf8');
+      this.#offset = 0;
+      this.#rest = '';
+      this.#decoder = new StringDecoder('utf8');
     }
-    if (size === this.offset) return [];
-    const buffer = Buffer.alloc(size - this.offset);
-    const fd = openSync(this.file, 'r');
+    if (size === this.#offset) return [];
+    const buffer = Buffer.alloc(size - this.#offset);
+    const fd = openSync(this.#file, 'r');
     try {
-      readSync(fd, buffer, 0, buffer.length, this.offset);
+      readSync(fd, buffer, 0, buffer.length, this.#offset);
     } finally {
       closeSync(fd);
     }
-    this.offset = size;
-    const lines = (this.rest + this.decoder.write(buffer)).split('\n');
-    this.rest = lines.pop() ?? '';
+    this.#offset = size;
+    const lines = (this.#rest + this.#decoder.write(buffer)).split('\n');
+    this.#rest = lines.pop() ?? '';
     return lines;
   }
 }

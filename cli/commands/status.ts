@@ -34,7 +34,7 @@ export interface Status {
   readonly rejects: Record<string, number>;
   /** Redelivered batches recognised by the ledger (from the DuplicateBatches metric), if known. */
   readonly duplicates: number | undefined;
-  /** Why `duplicates` is unknown, when CloudWatch answered with an error. */
+  /** Why `duplicates` is unknown, when reading it from CloudWatch failed. */
   readonly duplicatesUnavailable?: string;
 }
 
