@@ -3,12 +3,7 @@
  * Hours repeated within one invocation are recomputed once: every message of the batch was sent
  * before the batch was received, so one recompute started after covers them all.
  */
-import {
-  BatchProcessor,
-  EventType,
-  processPartialResponse,
-  SqsFifoPartialProcessorAsync,
-} from '@aws-lambda-powertools/batch';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -22,7 +17,13 @@ import { type DayIndexPorts, ensureListed, publishDayIndex } from '../shared/day
 import { boundDetail } from '../shared/errors.ts';
 import type { Quarantine } from '../shared/ingest.ts';
 import { describeValidationIssues, HourMessageSchema } from '../shared/schema.ts';
-import { instrumented, loggingFailures, once, toIncomingMessage } from './sqs-record.ts';
+import {
+  instrumented,
+  loggingFailures,
+  once,
+  processFifoGroups,
+  toIncomingMessage,
+} from './sqs-record.ts';
 
 export interface AggregateDependencies {
   readonly ports: AggregatorPorts;
@@ -120,14 +121,12 @@ export const createAggregateHandler = (
         logger.info('hour published', { hour: parsed.hour, outcome: outcome.kind });
       };
       const handle = loggingFailures(logger, metrics, recordHandler);
-      // A coalescing (FIFO) queue delivers each hour's messages in order: a failure fails the
-      // rest of its hour's messages in the batch, and only those (SQS keeps the group's order).
+      // A coalescing (FIFO) queue delivers each hour's messages in order, one group per hour:
+      // the hours are published concurrently, each hour's messages in turn, and a failure fails
+      // the rest of its hour's messages in the batch, and only those (SQS keeps the group's order).
       const fifo = event.Records[0]?.eventSourceARN.endsWith('.fifo') ?? false;
       return fifo
-        ? processPartialResponse(event, handle, new SqsFifoPartialProcessorAsync(), {
-            context,
-            skipGroupOnError: true,
-          })
+        ? processFifoGroups(event, handle, context)
         : processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), { context });
     },
   );

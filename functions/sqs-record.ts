@@ -1,9 +1,14 @@
+import {
+  FullBatchFailureError,
+  processPartialResponse,
+  SqsFifoPartialProcessorAsync,
+} from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
-import type { Context, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Tracing } from '../adapters/tracing.ts';
 import type { IncomingMessage } from '../shared/ingest.ts';
 
@@ -70,3 +75,33 @@ export const loggingFailures =
       throw error;
     }
   };
+
+/**
+ * A FIFO batch with its message groups processed concurrently, each group's records in order:
+ * Powertools' FIFO processor, one per group, skips the rest of a group after a failure and
+ * leaves the other groups alone. Run over the whole batch, that processor handles one record
+ * at a time, so the ten hours of a batch (independent of one another) took ten round trips of
+ * publishing in a row. As with one processor, a batch whose every record failed throws
+ * `FullBatchFailureError`, so the invocation counts as failed.
+ */
+export const processFifoGroups = async (
+  event: SQSEvent,
+  handle: (record: SQSRecord) => Promise<void>,
+  context: Context,
+): Promise<SQSBatchResponse> => {
+  const groups = Map.groupBy(event.Records, (r) => r.attributes.MessageGroupId ?? '');
+  const runs = [...groups.values()].map(async (records) => {
+    const processor = new SqsFifoPartialProcessorAsync();
+    const response = await processPartialResponse({ Records: records }, handle, processor, {
+      context,
+      skipGroupOnError: true,
+      throwOnFullBatchFailure: false,
+    });
+    return { failures: response.batchItemFailures, errors: processor.errors };
+  });
+  const settled = await Promise.all(runs);
+  const batchItemFailures = settled.flatMap((s) => s.failures);
+  if (event.Records.length > 0 && batchItemFailures.length === event.Records.length)
+    throw new FullBatchFailureError(settled.flatMap((s) => s.errors));
+  return { batchItemFailures };
+};
