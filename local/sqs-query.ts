@@ -61,9 +61,16 @@ const LISTS: Record<string, string> = {
 
 type Tree = { [key: string]: Tree | string };
 
+/**
+ * A node without a prototype: the request names its keys, and in a plain object a key such as
+ * `__proto__` would reach Object.prototype itself (`A.__proto__.B=x` would give every object of
+ * the process a `B`). Here it is a key like any other.
+ */
+const branch = (): Tree => Object.create(null);
+
 /** `A.1.B=x&A.2.B=y` → `{ A: { 1: { B: 'x' }, 2: { B: 'y' } } }`. */
 const nest = (params: URLSearchParams): Tree => {
-  const root: Tree = {};
+  const root = branch();
   for (const [key, value] of params) {
     const path = key.split('.');
     let node = root;
@@ -71,7 +78,7 @@ const nest = (params: URLSearchParams): Tree => {
       if (i === path.length - 1) node[part] = value;
       else {
         const next = node[part];
-        const child: Tree = typeof next === 'object' ? next : {};
+        const child = typeof next === 'object' ? next : branch();
         node[part] = child;
         node = child;
       }
