@@ -4,6 +4,7 @@
  * batch the restored ledger shows pending (claimed before the point, completed after it: its
  * message is gone). Re-sending more is harmless: the ledger recognises what is applied.
  */
+import { mapLimit } from '../shared/concurrency.ts';
 import { InvalidMessageError } from '../shared/errors.ts';
 import { parseBatchBody } from '../shared/ingest.ts';
 import { archiveKeyOfArrival, arrivalHourPrefix } from '../shared/keys.ts';
@@ -12,6 +13,7 @@ import type { DynamoLedger } from './dynamo.ts';
 import type { S3Store } from './s3.ts';
 
 const MS_PER_HOUR = 3_600_000;
+const LISTINGS_IN_FLIGHT = 16;
 
 export interface RecoverySelection {
   /** Received at or after this instant; the arrival index is read from the start of its hour. */
@@ -29,14 +31,13 @@ export const archiveKeysReceived = async (
   toMs: number,
 ): Promise<string[]> => {
   const first = Math.floor(fromMs / MS_PER_HOUR) * MS_PER_HOUR;
-  const keys: string[] = [];
-  for (const hour of [formatHour(first), ...hoursBetween(first + 1, toMs)]) {
-    for (const key of await store.listKeys(arrivalHourPrefix(hour))) {
-      const archiveKey = archiveKeyOfArrival(key);
-      if (archiveKey) keys.push(archiveKey);
-    }
-  }
-  return keys;
+  // One listing per hour, several at a time: a day since the restore point is 24 round trips.
+  const perHour = await mapLimit(
+    [formatHour(first), ...hoursBetween(first + 1, toMs)],
+    LISTINGS_IN_FLIGHT,
+    (hour) => store.listKeys(arrivalHourPrefix(hour)),
+  );
+  return perHour.flat().flatMap((key) => archiveKeyOfArrival(key) ?? []);
 };
 
 /** The archive keys to re-send, each once, received ones first. */

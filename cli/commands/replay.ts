@@ -9,6 +9,7 @@ import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { eventHoursOf, type RecoverySelection, recoveryKeys } from '../../adapters/recovery.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
+import { mapLimit } from '../../shared/concurrency.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
 import { formatHour, hoursBetween, parseEventTime } from '../../shared/time.ts';
 import { progress, run, target } from '../program.ts';
@@ -150,24 +151,42 @@ const awaitMoveTask = async (
   }
 };
 
-/** The archived raw batches whose earliest event falls in the interval. */
+/**
+ * S3 requests in flight while replaying: each listing and each archived batch is a round trip
+ * of its own, and an incident's replay can name thousands (one at a time, 10,000 batches were
+ * 10,000 round trips in a row before the first could be sent).
+ */
+const REQUESTS_IN_FLIGHT = 16;
+
+/** The archived raw batches whose earliest event falls in the interval, hour by hour. */
 export const archivedKeys = async (target: Target, interval: Interval): Promise<string[]> => {
   const store = new S3Store(target.clients.s3, target.output('BucketName'));
-  const keys: string[] = [];
-  for (const hour of hoursBetween(interval.fromMs, interval.toMs)) {
-    keys.push(
-      ...(await store.listKeys(
-        `${RAW_PREFIX}date=${hour.slice(0, 10)}/hour=${hour.slice(11, 13)}/`,
-      )),
-    );
-  }
-  return keys;
+  const perHour = await mapLimit(
+    hoursBetween(interval.fromMs, interval.toMs),
+    REQUESTS_IN_FLIGHT,
+    (hour) => store.listKeys(`${RAW_PREFIX}date=${hour.slice(0, 10)}/hour=${hour.slice(11, 13)}/`),
+  );
+  return perHour.flat();
 };
 
 export interface ArchiveSelection extends RecoverySelection {
   /** Batches whose earliest event falls in this interval. */
   readonly interval?: Interval;
 }
+
+export interface ReplayOptions {
+  readonly onProgress?: (done: number, total: number) => void;
+  /**
+   * Archived batches read, then sent, at a time: what the replay holds in memory (at most this
+   * many bodies of up to the queue's 1 MiB). Default 160.
+   */
+  readonly chunkSize?: number;
+}
+
+type HourSpan = ReturnType<typeof eventHoursOf>;
+
+const spanOfBoth = (a: HourSpan, b: HourSpan): HourSpan =>
+  a && b ? { fromMs: Math.min(a.fromMs, b.fromMs), toMs: Math.max(a.toMs, b.toMs) } : (a ?? b);
 
 /**
  * Re-sends archived batches: by their events' interval, by when they were received, and those
@@ -176,7 +195,7 @@ export interface ArchiveSelection extends RecoverySelection {
 export const replayArchive = async (
   target: Target,
   selection: ArchiveSelection,
-  onProgress?: (sent: number, total: number) => void,
+  options: ReplayOptions = {},
 ) => {
   const store = new S3Store(target.clients.s3, target.output('BucketName'));
   const ledger = new DynamoLedger(target.clients.dynamo, target.output('TableName'));
@@ -186,22 +205,41 @@ export const replayArchive = async (
       ...(await recoveryKeys(store, ledger, selection)),
     ]),
   ];
-  const found: { key: string; body: string }[] = [];
+  const chunkSize = options.chunkSize ?? 160;
+  const { onProgress } = options;
+  let batches = 0;
+  let hours: HourSpan;
   const missing: string[] = [];
-  for (const key of keys) {
-    const body = await store.getText(key);
-    if (body === undefined) missing.push(key);
-    else found.push({ key, body });
+  const refused: { key: string; reason: string }[] = [];
+  // Chunk by chunk, in the selection's order: the bodies read at once, then sent.
+  for (let start = 0; start < keys.length; start += chunkSize) {
+    const chunk = keys.slice(start, start + chunkSize);
+    const texts = await mapLimit(chunk, REQUESTS_IN_FLIGHT, (key) => store.getText(key));
+    const found: { key: string; body: string }[] = [];
+    for (const [i, key] of chunk.entries()) {
+      const body = texts[i];
+      if (body === undefined) missing.push(key);
+      else found.push({ key, body });
+    }
+    const bodies = found.map((f) => f.body);
+    const sent = await sendLines(
+      target,
+      bodies,
+      onProgress ? { onProgress: (done) => onProgress(start + done, keys.length) } : {},
+    );
+    batches += sent.sent;
+    for (const r of sent.refused)
+      refused.push({ key: found[r.line - 1]?.key ?? '', reason: r.reason });
+    hours = spanOfBoth(hours, eventHoursOf(bodies));
+    onProgress?.(start + chunk.length, keys.length);
   }
-  const bodies = found.map((f) => f.body);
-  const { sent, refused } = await sendLines(target, bodies, onProgress ? { onProgress } : {});
   return {
-    batches: sent,
+    batches,
     /** Archive keys named by the index or the ledger but absent (a pending batch never archived). */
     missing,
     /** The event hours the re-sent batches touch: what to reconcile once drained. */
-    hours: eventHoursOf(bodies),
-    refused: refused.map((r) => ({ key: found[r.line - 1]?.key ?? '', reason: r.reason })),
+    hours,
+    refused,
   };
 };
 
@@ -284,7 +322,7 @@ export const register = (program: Command): void => {
               ...(receivedToMs === undefined ? {} : { receivedToMs }),
               ...(o.pending ? { pending: true } : {}),
             },
-            bar.update,
+            { onProgress: bar.update },
           );
           bar.stop();
           console.log(`re-sent ${result.batches} archived batches`);

@@ -18,6 +18,7 @@ import type { CounterReader } from '../../shared/aggregator.ts';
 import { parseHour } from '../../shared/time.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { batch, DAY } from '../support/hours.ts';
+import { holdUntilConcurrent } from '../support/overlap.ts';
 import { createPipeline, type Pipeline } from '../support/pipeline.ts';
 
 const HOURS = ['06', '07', '08', '09', '10'].map((h) => `${DAY}T${h}:00:00Z`);
@@ -122,18 +123,10 @@ describe('an aggregate batch from the coalescing FIFO queue', () => {
 
 /**
  * The pipeline as the CLI sees it, through clients whose first `held` reads of an hour's counters
- * (one query each) wait until that many have started: hours planned one at a time never get
- * there, and fail at the deadline.
+ * (one query each) wait until that many have started.
  */
 const targetReadingAtOnce = (p: Pipeline, held: number): Target => {
-  const site = 'Query';
-  const count = () => p.faults.calls.get(site) ?? 0;
-  const before = count();
-  const release = waitFor(async () => count() - before >= held, {
-    timeoutMs: DEADLINE_MS,
-    what: `${held} hours' counters to be read at once`,
-  });
-  p.faults.add({ site, kind: 'hold', release, times: held });
+  holdUntilConcurrent(p.faults, 'Query', held);
   return { ...p.target, clients: p.clients };
 };
 

@@ -1,0 +1,107 @@
+/**
+ * `replay archive` against fauxqs: archived batches read several at a time and sent chunk by
+ * chunk, each once, in the selection's order, a body the queue refuses named by its key.
+ */
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { replayArchive } from '../../cli/commands/replay.ts';
+import type { Target } from '../../cli/target.ts';
+import { waitFor } from '../../local/net.ts';
+import { DEADLINE_MS } from '../support/deadlines.ts';
+import { batch, DAY } from '../support/hours.ts';
+import { holdUntilConcurrent } from '../support/overlap.ts';
+import { createPipeline, type Pipeline } from '../support/pipeline.ts';
+
+const DAY_MS = Date.parse(`${DAY}T00:00:00Z`);
+const WHOLE_DAY = { fromMs: DAY_MS, toMs: DAY_MS + 86_400_000 };
+
+/** The pipeline as the CLI sees a stack (its queues too), through the fault-injecting clients. */
+const cliTarget = (p: Pipeline): Target => ({
+  ...p.target,
+  clients: p.clients,
+  outputs: p.outputs,
+  output: (name) => p.outputs[name] ?? '',
+});
+
+/** Every body in the orders queue, each received once and deleted, once `count` have come. */
+const ordersQueueBodies = async (p: Pipeline, count: number) => {
+  const bodies: string[] = [];
+  await waitFor(
+    async () => {
+      const out = await p.admin.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: p.outputs.OrdersQueueUrl,
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 600,
+        }),
+      );
+      for (const m of out.Messages ?? []) {
+        bodies.push(m.Body ?? '');
+        await p.admin.sqs.send(
+          new DeleteMessageCommand({
+            QueueUrl: p.outputs.OrdersQueueUrl,
+            ReceiptHandle: m.ReceiptHandle,
+          }),
+        );
+      }
+      return bodies.length >= count;
+    },
+    { timeoutMs: DEADLINE_MS, what: `${count} replayed messages`, intervalMs: 200 },
+  );
+  return bodies;
+};
+
+describe('replay archive', () => {
+  it('reads archived batches several at a time and sends each once, chunk after chunk', async () => {
+    const p = await createPipeline();
+    const bodies = ['01', '02', '03', '04', '05', '06', '07'].map((h) => batch(`${h}:15`));
+    await p.deliverUntilDone(bodies);
+    holdUntilConcurrent(p.faults, 'ListObjectsV2', 3);
+    holdUntilConcurrent(p.faults, 'GetObject:raw', 3);
+    const progress: [number, number][] = [];
+    const result = await replayArchive(
+      cliTarget(p),
+      { interval: WHOLE_DAY },
+      { chunkSize: 3, onProgress: (done, total) => progress.push([done, total]) },
+    );
+    expect(result).toEqual({
+      batches: 7,
+      missing: [],
+      refused: [],
+      hours: { fromMs: DAY_MS + 3_600_000, toMs: DAY_MS + 8 * 3_600_000 },
+    });
+    // Once each, in the selection's order (hour by hour), whatever the chunk.
+    expect(await ordersQueueBodies(p, 7)).toEqual(bodies);
+    expect(progress.at(-1)).toEqual([7, 7]);
+  });
+
+  it('selects by arrival time, reading the arrival index several hours at a time', async () => {
+    const p = await createPipeline();
+    const bodies = ['01', '02'].map((h) => batch(`${h}:15`));
+    await p.deliverUntilDone(bodies);
+    holdUntilConcurrent(p.faults, 'ListObjectsV2', 3);
+    const result = await replayArchive(cliTarget(p), {
+      receivedFromMs: Date.now() - 5 * 3_600_000,
+    });
+    expect([result.batches, result.missing, result.refused]).toEqual([2, [], []]);
+    expect(await ordersQueueBodies(p, 2)).toEqual(bodies);
+  });
+
+  it('names a body the queue refuses by its archive key, in whichever chunk it falls', async () => {
+    const p = await createPipeline();
+    const bodies = ['01', '03', '04'].map((h) => batch(`${h}:15`));
+    await p.deliverUntilDone(bodies);
+    // An archived object larger than the queue takes, last of the second chunk (01 03 | 04 05).
+    const oversize = `raw/date=${DAY}/hour=05/oversize.json`;
+    await p.admin.s3.send(
+      new PutObjectCommand({ Bucket: p.bucketName, Key: oversize, Body: 'x'.repeat(1_048_577) }),
+    );
+    const result = await replayArchive(cliTarget(p), { interval: WHOLE_DAY }, { chunkSize: 2 });
+    expect(result.batches).toBe(3);
+    expect(result.refused).toEqual([
+      { key: oversize, reason: 'the body is 1048577 bytes; the queue takes at most 1048576' },
+    ]);
+    expect(await ordersQueueBodies(p, 3)).toEqual(bodies);
+  });
+});
