@@ -12,6 +12,7 @@ import {
 import * as v from 'valibot';
 import { type HourAggregate, HourAggregateSchema } from '../shared/aggregate.ts';
 import type { AggregateObjects, HourObjectBody, StoredObject } from '../shared/aggregator.ts';
+import { mapLimit } from '../shared/concurrency.ts';
 import { type DayIndex, type DayIndexObjects, DayIndexSchema } from '../shared/day-index.ts';
 import { RetryableError, UnexpectedObjectError } from '../shared/errors.ts';
 import type { Quarantine, RawArchive, Reject } from '../shared/ingest.ts';
@@ -38,6 +39,13 @@ import {
 } from './errors.ts';
 
 const JSON_TYPE = 'application/json';
+
+/**
+ * Objects read at once when listing them all (rejects, hour objects, day indexes). All at once,
+ * a quarantine of 10,000 queued thousands of requests behind the SDK's 50 sockets, and the SDK
+ * printed its socket-capacity warning on the operator's terminal.
+ */
+const READS_IN_FLIGHT = 32;
 
 /**
  * Parses a stored hour object; no aggregate when it is not a valid one (it gets replaced), and
@@ -236,8 +244,8 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
   /** Every reject object, validated, in key order (the order they were sent in, by source). */
   async listRejects(): Promise<StoredReject[]> {
     const keys = await this.listKeys(REJECT_PREFIX);
-    return Promise.all(
-      keys.map(async (key) => parseRejectObject(key, (await this.getText(key)) ?? '')),
+    return mapLimit(keys, READS_IN_FLIGHT, async (key) =>
+      parseRejectObject(key, (await this.getText(key)) ?? ''),
     );
   }
 
@@ -281,7 +289,7 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
       const hour = hourOfObjectKey(key);
       return hour ? [hour] : [];
     });
-    const stored = await Promise.all(hours.map((hour) => this.get(hour)));
+    const stored = await mapLimit(hours, READS_IN_FLIGHT, (hour) => this.get(hour));
     return stored.flatMap((s) =>
       s?.aggregate ? [{ aggregate: s.aggregate, lifecycle: s.lifecycle }] : [],
     );
@@ -293,7 +301,7 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
       const m = /date=(\d{4}-\d{2}-\d{2})\.json$/.exec(key);
       return m?.[1] ? [m[1]] : [];
     });
-    const stored = await Promise.all(dates.map((date) => this.getDayIndex(date)));
+    const stored = await mapLimit(dates, READS_IN_FLIGHT, (date) => this.getDayIndex(date));
     return stored.flatMap((s) => (s?.index ? [s.index] : []));
   }
 

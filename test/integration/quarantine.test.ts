@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { S3Store } from '../../adapters/s3.ts';
 import { seedBatches } from '../support/fixtures.ts';
 import { parseBatch } from '../support/json.ts';
+import { mostInFlight } from '../support/overlap.ts';
 import { createPipeline } from '../support/pipeline.ts';
 import { useRuntimePipelines } from '../support/runtime-pipeline.ts';
 
@@ -124,5 +126,21 @@ describe('ledger retention', () => {
     await p.deliverUntilDone(seedBatches());
     const ledger = (await p.tableItems()).filter((i) => i.pk?.S?.startsWith('BATCH#'));
     expect(ledger.every((i) => i.expiresAt === undefined)).toBe(true);
+  });
+});
+
+describe('reading the quarantine back', () => {
+  it('reads every reject of a large quarantine with at most 32 requests in flight', async () => {
+    const p = await createPipeline();
+    const bodies = Array.from({ length: 200 }, (_, i) => `not json ${i}`);
+    for (let i = 0; i < bodies.length; i += 10)
+      await p.ingest(bodies.slice(i, i + 10).map((body) => ({ body })));
+    const from = p.faults.trace.length;
+    const rejects = await new S3Store(p.clients.s3, p.bucketName).listRejects();
+    expect(rejects.map((r) => r.body).sort()).toEqual([...bodies].sort());
+    // Several at a time, never more than the bound: the SDK's 50 sockets are never exhausted.
+    const most = mostInFlight(p.faults.trace.slice(from), 'GetObject:rejects');
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(32);
   });
 });

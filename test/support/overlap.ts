@@ -17,3 +17,14 @@ export const holdUntilConcurrent = (faults: FaultInjector, site: string, held: n
   });
   faults.add({ site, kind: 'hold', release, times: held });
 };
+
+/** The most calls at `site` in flight at once in a stretch of the injector's trace. */
+export const mostInFlight = (trace: readonly string[], site: string): number => {
+  let inFlight = 0;
+  let most = 0;
+  for (const entry of trace) {
+    if (entry === site) most = Math.max(most, ++inFlight);
+    else if (entry === `${site} done`) inFlight--;
+  }
+  return most;
+};
