@@ -124,6 +124,69 @@ const lookup = (ctx: ResolveContext, id: string, attribute?: string): string => 
   return value;
 };
 
+/** Each supported function's argument, as CloudFormation documents it. */
+const INTRINSICS = {
+  Ref: { shape: 'a logical id', schema: v.string() },
+  'Fn::GetAtt': {
+    shape: '[logicalId, attribute] or "logicalId.attribute"',
+    schema: v.union([v.tuple([v.string(), v.string()]), v.pipe(v.string(), v.includes('.'))]),
+  },
+  'Fn::Join': { shape: '[delimiter, [values]]', schema: v.tuple([v.string(), v.unknown()]) },
+  'Fn::Select': {
+    shape: '[index, [values]]',
+    schema: v.tuple([
+      v.union([
+        v.pipe(v.number(), v.integer(), v.minValue(0)),
+        v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number)),
+      ]),
+      v.unknown(),
+    ]),
+  },
+  'Fn::Split': { shape: '[delimiter, text]', schema: v.tuple([v.string(), v.unknown()]) },
+  'Fn::Sub': {
+    shape: 'text or [text, {variables}]',
+    schema: v.union([
+      v.pipe(
+        v.string(),
+        v.transform((text): [string, Record<string, unknown>] => [text, {}]),
+      ),
+      v.tuple([v.string(), v.record(v.string(), v.unknown())]),
+    ]),
+  },
+} as const;
+
+type Intrinsic = keyof typeof INTRINSICS;
+
+/** The function's argument, validated; a template that gives another shape is named with it. */
+const argumentOf = <K extends Intrinsic>(
+  fn: K,
+  arg: unknown,
+): v.InferOutput<(typeof INTRINSICS)[K]['schema']> => {
+  const { shape, schema } = INTRINSICS[fn];
+  const result = v.safeParse(schema, arg);
+  if (!result.success)
+    throw new UnresolvableError(
+      `${fn} takes ${shape}, not ${JSON.stringify(arg)?.slice(0, 200) ?? String(arg)}`,
+    );
+  return result.output;
+};
+
+/** What a function's list argument resolved to, which must be a list. */
+const resolvedList = (fn: Intrinsic, value: unknown, ctx: ResolveContext): unknown[] => {
+  const resolved = resolve(value, ctx);
+  if (!Array.isArray(resolved))
+    throw new UnresolvableError(
+      `${fn} needs a list of values; its argument resolved to ${JSON.stringify(resolved)?.slice(0, 200)}`,
+    );
+  return resolved;
+};
+
+/** `logicalId.attribute`: the attribute may itself hold dots (`Endpoint.Address`). */
+const splitAttribute = (name: string): [string, string | undefined] => {
+  const dot = name.indexOf('.');
+  return dot < 0 ? [name, undefined] : [name.slice(0, dot), name.slice(dot + 1)];
+};
+
 /** Resolves Ref, Fn::GetAtt, Fn::Join, Fn::Sub, Fn::Select and Fn::Split, recursively. */
 export const resolve = (value: unknown, ctx: ResolveContext): unknown => {
   if (Array.isArray(value)) return value.map((item) => resolve(item, ctx));
@@ -131,30 +194,37 @@ export const resolve = (value: unknown, ctx: ResolveContext): unknown => {
   const entries = Object.entries(value);
   const [key, arg] = entries[0] ?? [];
   if (entries.length === 1 && key !== undefined) {
-    if (key === 'Ref') return lookup(ctx, String(arg));
+    if (key === 'Ref') return lookup(ctx, argumentOf('Ref', arg));
     if (key === 'Fn::GetAtt') {
-      const [id, attribute] = Array.isArray(arg) ? arg : String(arg).split('.');
-      return lookup(ctx, String(id), String(attribute));
+      const getAtt = argumentOf('Fn::GetAtt', arg);
+      const [id, attribute] = typeof getAtt === 'string' ? splitAttribute(getAtt) : getAtt;
+      return lookup(ctx, id, attribute);
     }
     if (key === 'Fn::Join') {
-      const [sep, parts] = arg as [string, unknown[]];
-      return (resolve(parts, ctx) as unknown[]).map(String).join(sep);
+      const [separator, list] = argumentOf('Fn::Join', arg);
+      return resolvedList(key, list, ctx).map(String).join(separator);
     }
     if (key === 'Fn::Select') {
-      const [index, list] = arg as [number | string, unknown];
-      return (resolve(list, ctx) as unknown[])[Number(index)];
+      const [index, list] = argumentOf('Fn::Select', arg);
+      const values = resolvedList(key, list, ctx);
+      if (index >= values.length)
+        throw new UnresolvableError(
+          `Fn::Select index ${index} is past the end of a list of ${values.length}`,
+        );
+      return values[index];
     }
     if (key === 'Fn::Split') {
-      const [sep, text] = arg as [string, unknown];
-      return String(resolve(text, ctx)).split(sep);
+      const [separator, text] = argumentOf('Fn::Split', arg);
+      return String(resolve(text, ctx)).split(separator);
     }
     if (key === 'Fn::Sub') {
-      const [text, vars = {}] =
-        typeof arg === 'string' ? [arg, {}] : (arg as [string, Record<string, unknown>]);
-      const resolvedVars = resolve(vars, ctx) as Record<string, unknown>;
-      return text.replace(/\$\{([^}!]+)\}/g, (_, name: string) => {
-        if (name in resolvedVars) return String(resolvedVars[name]);
-        const [id = '', attribute] = name.split('.');
+      const [text, vars] = argumentOf('Fn::Sub', arg);
+      const resolvedVars = new Map(Object.entries(vars).map(([k, x]) => [k, resolve(x, ctx)]));
+      // `${!Literal}` is written as `${Literal}`, untouched.
+      return text.replace(/\$\{(!?)([^}]+)\}/g, (_, literal: string, name: string) => {
+        if (literal) return `\${${name}}`;
+        if (resolvedVars.has(name)) return String(resolvedVars.get(name));
+        const [id, attribute] = splitAttribute(name);
         return lookup(ctx, id, attribute);
       });
     }
