@@ -34,3 +34,72 @@ export const toSqsRecord = (message: Message, queueArn: string, region: string):
 };
 
 export const toSqsEvent = (records: SQSRecord[]): SQSEvent => ({ Records: records });
+
+/**
+ * Lambda's limit on an invocation's payload, 6 MB. An event source mapping's batch never exceeds
+ * it: Lambda invokes once the payload reaches it, whatever the batch size, so ten messages at
+ * SQS's 1 MiB maximum reach the function over two or more invocations.
+ */
+export const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
+
+const EMPTY_EVENT_BYTES = Buffer.byteLength(JSON.stringify(toSqsEvent([])));
+
+/**
+ * The records, in order, in consecutive events of at most `limit` bytes as JSON (a record alone
+ * over the limit, which SQS's message size rules out, is an event of its own).
+ */
+export const eventsWithinPayload = (
+  records: readonly SQSRecord[],
+  limit = INVOKE_PAYLOAD_BYTES,
+): SQSEvent[] => {
+  const events: SQSRecord[][] = [];
+  let current: SQSRecord[] = [];
+  let bytes = EMPTY_EVENT_BYTES;
+  for (const record of records) {
+    const size = Buffer.byteLength(JSON.stringify(record));
+    // One comma between records.
+    if (current.length > 0 && bytes + 1 + size > limit) {
+      events.push(current);
+      current = [];
+      bytes = EMPTY_EVENT_BYTES;
+    }
+    bytes += (current.length > 0 ? 1 : 0) + size;
+    current.push(record);
+  }
+  if (current.length > 0) events.push(current);
+  return events.map(toSqsEvent);
+};
+
+/**
+ * The message ids to retry, given what the function returned. Lambda treats as full success an
+ * empty or null `batchItemFailures` and an empty or null response; as full failure an invalid
+ * response, an empty or null `itemIdentifier`, a wrong key, or an id not in the batch.
+ */
+export const failedIdsOf = (
+  response: unknown,
+  batchIds: readonly string[],
+): { ids: string[]; invalid?: string } => {
+  if (response === null || response === undefined) return { ids: [] };
+  if (typeof response !== 'object' || Array.isArray(response)) {
+    return { ids: [...batchIds], invalid: 'the response is not a JSON object' };
+  }
+  const failures = (response as { batchItemFailures?: unknown }).batchItemFailures;
+  if (failures === null || failures === undefined) return { ids: [] };
+  if (!Array.isArray(failures))
+    return { ids: [...batchIds], invalid: 'batchItemFailures is not a list' };
+  const ids: string[] = [];
+  for (const failure of failures) {
+    const id =
+      typeof failure === 'object' && failure !== null
+        ? (failure as { itemIdentifier?: unknown }).itemIdentifier
+        : undefined;
+    if (typeof id !== 'string' || id === '' || !batchIds.includes(id)) {
+      return {
+        ids: [...batchIds],
+        invalid: `invalid itemIdentifier ${JSON.stringify(id ?? failure)}`,
+      };
+    }
+    ids.push(id);
+  }
+  return { ids };
+};

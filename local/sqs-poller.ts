@@ -17,7 +17,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { queueDepth } from '../adapters/sqs.ts';
-import { toSqsEvent, toSqsRecord } from './sqs-event.ts';
+import { eventsWithinPayload, failedIdsOf, toSqsEvent, toSqsRecord } from './sqs-event.ts';
 
 export interface PollerOptions {
   readonly sqs: SQSClient;
@@ -55,40 +55,6 @@ export interface BatchReport {
   /** Why the whole batch failed, if it did. */
   readonly error?: string;
 }
-
-/**
- * The message ids to retry, given what the function returned. Lambda treats as full success an
- * empty or null `batchItemFailures` and an empty or null response; as full failure an invalid
- * response, an empty or null `itemIdentifier`, a wrong key, or an id not in the batch.
- */
-export const failedIdsOf = (
-  response: unknown,
-  batchIds: readonly string[],
-): { ids: string[]; invalid?: string } => {
-  if (response === null || response === undefined) return { ids: [] };
-  if (typeof response !== 'object' || Array.isArray(response)) {
-    return { ids: [...batchIds], invalid: 'the response is not a JSON object' };
-  }
-  const failures = (response as { batchItemFailures?: unknown }).batchItemFailures;
-  if (failures === null || failures === undefined) return { ids: [] };
-  if (!Array.isArray(failures))
-    return { ids: [...batchIds], invalid: 'batchItemFailures is not a list' };
-  const ids: string[] = [];
-  for (const failure of failures) {
-    const id =
-      typeof failure === 'object' && failure !== null
-        ? (failure as { itemIdentifier?: unknown }).itemIdentifier
-        : undefined;
-    if (typeof id !== 'string' || id === '' || !batchIds.includes(id)) {
-      return {
-        ids: [...batchIds],
-        invalid: `invalid itemIdentifier ${JSON.stringify(id ?? failure)}`,
-      };
-    }
-    ids.push(id);
-  }
-  return { ids };
-};
 
 /** A receive waits at most this long for a first message (SQS's maximum). */
 const LONG_POLL_SECONDS = 20;
@@ -285,27 +251,67 @@ export class SqsPoller {
     }
   }
 
+  /**
+   * One received batch: invoked as one event, or as several in turn when it exceeds Lambda's
+   * payload limit. On a FIFO queue, a message whose group failed in an earlier part is returned
+   * uninvoked, so that none runs ahead of a message of its group that failed.
+   */
   async #process(slot: number, messages: Message[]): Promise<void> {
+    const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
+    const records = messages.map((m) => toSqsRecord(m, this.#o.queueArn, this.#o.region));
+    const groupOf = (m: Message) => m.Attributes?.MessageGroupId;
+    const failedGroups = new Set<string | undefined>();
+    for (const event of eventsWithinPayload(records)) {
+      const part = event.Records.flatMap((r) => byId.get(r.messageId) ?? []);
+      const held = part.filter((m) => failedGroups.has(groupOf(m)));
+      if (held.length > 0)
+        await this.#settle(held, {
+          failed: held.map((m) => m.MessageId ?? ''),
+          error: 'not invoked: an earlier message of its group failed in the same receive',
+        });
+      const invoked = part.filter((m) => !held.includes(m));
+      if (invoked.length === 0) continue;
+      const outcome = await this.#invoke(
+        slot,
+        toSqsEvent(event.Records.filter((r) => !held.some((m) => m.MessageId === r.messageId))),
+        invoked,
+      );
+      await this.#settle(invoked, outcome);
+      for (const m of invoked)
+        if (outcome.failed.includes(m.MessageId ?? '') && groupOf(m) !== undefined)
+          failedGroups.add(groupOf(m));
+    }
+  }
+
+  async #invoke(
+    slot: number,
+    event: ReturnType<typeof toSqsEvent>,
+    messages: readonly Message[],
+  ): Promise<{ failed: string[]; error?: string }> {
     const ids = messages.map((m) => m.MessageId ?? '');
-    const event = toSqsEvent(messages.map((m) => toSqsRecord(m, this.#o.queueArn, this.#o.region)));
     this.inFlight++;
     this.invocations++;
     this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
-    let failed: string[];
-    let error: string | undefined;
     try {
       const response = await this.#o.invoke(slot, event);
-      if (this.#o.reportBatchItemFailures) {
-        const result = failedIdsOf(response, ids);
-        failed = result.ids;
-        error = result.invalid;
-      } else failed = [];
+      if (!this.#o.reportBatchItemFailures) return { failed: [] };
+      const result = failedIdsOf(response, ids);
+      return {
+        failed: result.ids,
+        ...(result.invalid === undefined ? {} : { error: result.invalid }),
+      };
     } catch (e) {
-      failed = ids;
-      error = (e as Error).message;
+      return { failed: ids, error: (e as Error).message };
     } finally {
       this.inFlight--;
     }
+  }
+
+  /** Deletes what succeeded, returns what failed, and reports the invocation. */
+  async #settle(
+    messages: readonly Message[],
+    { failed, error }: { failed: readonly string[]; error?: string },
+  ): Promise<void> {
     const done = messages.filter((m) => !failed.includes(m.MessageId ?? ''));
     const retry = messages.filter((m) => failed.includes(m.MessageId ?? ''));
     // SQS batch calls take ten entries at most.
@@ -322,7 +328,7 @@ export class SqsPoller {
     const delay = this.#o.retryDelaySeconds;
     if (delay !== undefined) await this.#setVisibility(retry, delay);
     await this.#o.onBatch?.({
-      messageIds: ids,
+      messageIds: messages.map((m) => m.MessageId ?? ''),
       failedIds: failed,
       ...(error === undefined ? {} : { error }),
     });

@@ -84,6 +84,22 @@ describe('an aggregate batch from the coalescing FIFO queue', () => {
     expect(await publishedHours(p)).toEqual(HOURS);
   });
 
+  it('publishes an hour once for all of its messages in one batch', async () => {
+    const p = await pipelineWithHours();
+    const [h06, h07] = HOURS as [string, string];
+    const reads: string[] = [];
+    const handle = handlerWith(p, (real) => ({
+      readHour: async (hour) => {
+        reads.push(hour);
+        return real.readHour(hour);
+      },
+    }));
+    const response = await handle([record(h06), record(h07), record(h06), record(h06)]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(reads.sort()).toEqual([h06, h07]);
+    expect(await publishedHours(p)).toEqual([h06, h07]);
+  });
+
   it('returns the rest of a failed hour’s group unprocessed and publishes the other hours when one hour fails', async () => {
     const p = await pipelineWithHours();
     const [h06, h07, h08] = HOURS as [string, string, string];

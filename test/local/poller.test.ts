@@ -6,14 +6,11 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sendBodies } from '../../adapters/sqs.ts';
 import { LOCAL_REGION } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
-import {
-  type BatchReport,
-  failedIdsOf,
-  type PollerOptions,
-  SqsPoller,
-} from '../../local/sqs-poller.ts';
+import { failedIdsOf, INVOKE_PAYLOAD_BYTES } from '../../local/sqs-event.ts';
+import { type BatchReport, type PollerOptions, SqsPoller } from '../../local/sqs-poller.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { createAdminClients, uniqueName } from '../support/pipeline.ts';
 
@@ -68,10 +65,14 @@ describe('the local SQS poller', () => {
         maxReceiveCount: 2,
       });
     }
+    const fifo = attributes.FifoQueue === 'true';
     const queueUrl =
       (
         await sqs.send(
-          new CreateQueueCommand({ QueueName: uniqueName('polled'), Attributes: attributes }),
+          new CreateQueueCommand({
+            QueueName: `${uniqueName('polled')}${fifo ? '.fifo' : ''}`,
+            Attributes: attributes,
+          }),
         )
       ).QueueUrl ?? '';
     const send = async (bodies: string[]) => {
@@ -114,8 +115,20 @@ describe('the local SQS poller', () => {
       poller.start();
       return poller;
     };
-    return { sqs, queueUrl, dlqUrl, send, depth, reports, poll };
+    /** Bodies of any size, packed by size; on a FIFO queue in the groups `groupOf` names. */
+    const sendLarge = async (bodies: string[], groupOf = (_: number) => 'g') => {
+      const { refused } = await sendBodies(sqs, queueUrl, bodies, {
+        ...(fifo ? { fifo: (i) => ({ groupId: groupOf(i), deduplicationId: String(i) }) } : {}),
+      });
+      expect(refused).toEqual([]);
+    };
+    return { sqs, queueUrl, dlqUrl, send, sendLarge, depth, reports, poll };
   };
+
+  /** Ten bodies at SQS's 1 MiB maximum: 10 MiB as one event, where Lambda takes 6 MB. */
+  const fullSizeBodies = () =>
+    Array.from({ length: 10 }, (_, i) => String(i).padEnd(1_048_576, 'x'));
+  const eventBytes = (event: SQSEvent) => Buffer.byteLength(JSON.stringify(event));
 
   const bodiesOf = (event: SQSEvent) => event.Records.map((r) => r.body);
 
@@ -258,5 +271,55 @@ describe('the local SQS poller', () => {
     expect(Math.max(...sizes)).toBe(12);
     expect(sizes.every((n) => n <= 12)).toBe(true);
     expect(poller.peakInFlight).toBeLessThanOrEqual(2);
+  });
+
+  it('invokes ten messages at the 1 MiB maximum over several events, none over Lambda’s 6 MB payload', async () => {
+    const q = await setup();
+    await q.sendLarge(fullSizeBodies());
+    const events: { bytes: number; firsts: string[] }[] = [];
+    const poller = q.poll({
+      invoke: async (_, event) => {
+        events.push({
+          bytes: eventBytes(event),
+          firsts: event.Records.map((r) => r.body[0] ?? ''),
+        });
+        return {};
+      },
+    });
+    await waitFor(async () => (await q.depth()) === 0 && poller.inFlight === 0, {
+      timeoutMs: DEADLINE_MS,
+      what: 'the queue to empty',
+    });
+    expect(events.flatMap((e) => e.firsts).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => String(i)),
+    );
+    for (const e of events) expect(e.bytes).toBeLessThanOrEqual(INVOKE_PAYLOAD_BYTES);
+  });
+
+  it('invokes the other groups of a FIFO receive over 6 MB when a part of it fails', async () => {
+    const q = await setup({ FifoQueue: 'true' });
+    // Ten groups of one message each: fauxqs, unlike SQS, gives one message per group per receive.
+    await q.sendLarge(fullSizeBodies(), (i) => `g${i}`);
+    const attempts = new Map<string, number>();
+    let calls = 0;
+    const poller = q.poll({
+      retryDelaySeconds: 0,
+      invoke: async (_, event) => {
+        expect(eventBytes(event)).toBeLessThanOrEqual(INVOKE_PAYLOAD_BYTES);
+        for (const r of event.Records)
+          attempts.set(r.body[0] ?? '', (attempts.get(r.body[0] ?? '') ?? 0) + 1);
+        if (++calls === 1) throw new Error('the first part fails');
+        return {};
+      },
+    });
+    await waitFor(async () => (await q.depth()) === 0 && poller.inFlight === 0, {
+      timeoutMs: DEADLINE_MS,
+      what: 'the queue to empty',
+    });
+    // Only the failed part's messages ran twice; no report of messages left uninvoked.
+    const twice = [...attempts].filter(([, n]) => n === 2).map(([first]) => first);
+    expect(twice.length).toBeGreaterThan(0);
+    expect([...attempts.values()].filter((n) => n === 1)).toHaveLength(10 - twice.length);
+    expect(q.reports.filter((r) => r.error?.startsWith('not invoked'))).toEqual([]);
   });
 });

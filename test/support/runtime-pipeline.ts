@@ -7,8 +7,7 @@
 import type { SQSBatchResponse } from 'aws-lambda';
 import { inject, onTestFinished } from 'vitest';
 import { startLocalRuntime } from '../../local/runtime.ts';
-import { toSqsEvent } from '../../local/sqs-event.ts';
-import { failedIdsOf } from '../../local/sqs-poller.ts';
+import { failedIdsOf, toSqsEvent } from '../../local/sqs-event.ts';
 import { DEADLINE_MS } from './deadlines.ts';
 import { useEmulators } from './emulators.ts';
 import {

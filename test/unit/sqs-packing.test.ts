@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { packBodies, SQS_MAX_BATCH_ENTRIES, SQS_MAX_REQUEST_BYTES } from '../../adapters/sqs.ts';
+import { eventsWithinPayload, toSqsRecord } from '../../local/sqs-event.ts';
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
@@ -44,6 +45,39 @@ describe('packing bodies into SendMessageBatch requests', () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('splitting a received batch into events within Lambda’s payload limit', () => {
+  const record = (id: number, body: string) =>
+    toSqsRecord(
+      { MessageId: String(id), ReceiptHandle: 'r', Body: body, Attributes: { SentTimestamp: '1' } },
+      'arn:aws:sqs:us-east-1:000000000000:q',
+      'us-east-1',
+    );
+  const eventBytes = (event: unknown) => bytes(JSON.stringify(event));
+
+  it('keeps every record once, in order, each event within the limit unless a record alone exceeds it', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ maxLength: 3000, unit: 'binary' }), { maxLength: 12 }),
+        fc.integer({ min: 500, max: 8000 }),
+        (bodies, limit) => {
+          const records = bodies.map((body, i) => record(i, body));
+          const events = eventsWithinPayload(records, limit);
+          expect(events.flatMap((e) => e.Records)).toEqual(records);
+          for (const e of events) {
+            expect(e.Records.length).toBeGreaterThan(0);
+            if (e.Records.length > 1) expect(eventBytes(e)).toBeLessThanOrEqual(limit);
+          }
+          // As few events as the order allows: no event could have taken its successor's first.
+          for (const [i, e] of events.slice(0, -1).entries()) {
+            const next = events[i + 1]?.Records[0];
+            if (next) expect(eventBytes({ Records: [...e.Records, next] })).toBeGreaterThan(limit);
+          }
+        },
+      ),
     );
   });
 });
