@@ -11,6 +11,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ASYNC_INVOKE_PAYLOAD_BYTES, INVOKE_PAYLOAD_BYTES } from './lambda-quotas.ts';
 import { logGroupOf } from './logs-api.ts';
 import type { LocalFunction } from './provision.ts';
 
@@ -210,6 +211,14 @@ export const answerLambda = async (
   if (req.method === 'GET' && sub === 'configuration') return json(res, 200, configuration);
   if (req.method === 'POST' && sub === 'invocations') {
     const type = String(req.headers['x-amz-invocation-type'] ?? 'RequestResponse');
+    const limit = type === 'Event' ? ASYNC_INVOKE_PAYLOAD_BYTES : INVOKE_PAYLOAD_BYTES;
+    if (Buffer.byteLength(payload) > limit)
+      return error(
+        res,
+        413,
+        'RequestTooLargeException',
+        `Request must be smaller than ${limit} bytes for the ${type === 'Event' ? 'InvokeAsync' : 'InvokeFunction'} operation`,
+      );
     const parsed = parseJson(payload, {});
     if (!parsed) return notJson(res);
     const event = parsed.value;

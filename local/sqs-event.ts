@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { INVOKE_PAYLOAD_BYTES } from './lambda-quotas.ts';
 
 /** The SQS record Lambda's event source mapping builds from a received message. */
 export const toSqsRecord = (message: Message, queueArn: string, region: string): SQSRecord => {
@@ -34,13 +35,6 @@ export const toSqsRecord = (message: Message, queueArn: string, region: string):
 };
 
 export const toSqsEvent = (records: SQSRecord[]): SQSEvent => ({ Records: records });
-
-/**
- * Lambda's limit on an invocation's payload, 6 MB. An event source mapping's batch never exceeds
- * it: Lambda invokes once the payload reaches it, whatever the batch size, so ten messages at
- * SQS's 1 MiB maximum reach the function over two or more invocations.
- */
-export const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
 const EMPTY_EVENT_BYTES = Buffer.byteLength(JSON.stringify(toSqsEvent([])));
 

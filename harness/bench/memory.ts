@@ -12,12 +12,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LOCAL_REGION } from '../../local/emulators.ts';
-import {
-  eventsWithinPayload,
-  INVOKE_PAYLOAD_BYTES,
-  toSqsEvent,
-  toSqsRecord,
-} from '../../local/sqs-event.ts';
+import { INVOKE_PAYLOAD_BYTES } from '../../local/lambda-quotas.ts';
+import { eventsWithinPayload, toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import { provisionStackCopy, type StackCopy } from '../../local/stack-copy.ts';
 import { CURRENCIES, currencyExponent } from '../../shared/currencies.ts';
 import { MAX_EVENTS_PER_BATCH, ORDER_STATUSES } from '../../shared/schema.ts';

@@ -14,6 +14,7 @@ import {
   LambdaClient,
   ListEventSourceMappingsCommand,
   ListFunctionsCommand,
+  RequestTooLargeException,
   ResourceNotFoundException,
   UpdateEventSourceMappingCommand,
 } from '@aws-sdk/client-lambda';
@@ -21,6 +22,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
+import { ASYNC_INVOKE_PAYLOAD_BYTES, INVOKE_PAYLOAD_BYTES } from '../../local/lambda-quotas.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { toSqsEvent } from '../../local/sqs-event.ts';
 import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
@@ -128,6 +130,27 @@ describe('Lambda’s API on the local edge', () => {
       new InvokeCommand({ FunctionName: ingestName(), InvocationType: 'DryRun' }),
     );
     expect(dry.StatusCode).toBe(204);
+  });
+
+  it('refuses a payload over Lambda’s quota with RequestTooLargeException: 6 MB, and 1 MB for Event', async () => {
+    /** A JSON string payload of exactly `bytes` bytes. */
+    const payloadOf = (bytes: number) => JSON.stringify('x'.repeat(bytes - 2));
+    const invoke = (bytes: number, type: 'RequestResponse' | 'Event' | 'DryRun') =>
+      lambda.send(
+        new InvokeCommand({
+          FunctionName: ingestName(),
+          InvocationType: type,
+          Payload: payloadOf(bytes),
+        }),
+      );
+    await expect(invoke(INVOKE_PAYLOAD_BYTES + 1, 'RequestResponse')).rejects.toThrow(
+      RequestTooLargeException,
+    );
+    await expect(invoke(ASYNC_INVOKE_PAYLOAD_BYTES + 1, 'Event')).rejects.toThrow(
+      RequestTooLargeException,
+    );
+    // At the quota exactly: taken (a dry run, so that nothing runs on a payload that is no event).
+    expect((await invoke(INVOKE_PAYLOAD_BYTES, 'DryRun')).StatusCode).toBe(204);
   });
 
   it('returns the invocation’s log tail with LogType Tail, as Lambda does', async () => {

@@ -1,0 +1,11 @@
+/** Lambda's quotas on invocation payloads, which the local runtime holds to as Lambda does. */
+
+/**
+ * A synchronous invocation's payload, 6 MB: what `Invoke` takes, and the most an event source
+ * mapping puts in one event (it invokes once the payload reaches it, whatever the batch size, so
+ * ten messages at SQS's 1 MiB maximum reach the function over two or more invocations).
+ */
+export const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
+
+/** An asynchronous invocation's payload (`InvocationType: Event`), 1 MB since October 2025. */
+export const ASYNC_INVOKE_PAYLOAD_BYTES = 1024 * 1024;
