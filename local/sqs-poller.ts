@@ -16,6 +16,7 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import type { SQSRecord } from 'aws-lambda';
 import { queueDepth } from '../adapters/sqs.ts';
 import { eventsWithinPayload, failedIdsOf, toSqsEvent, toSqsRecord } from './sqs-event.ts';
 
@@ -259,27 +260,24 @@ export class SqsPoller {
   async #process(slot: number, messages: Message[]): Promise<void> {
     const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
     const records = messages.map((m) => toSqsRecord(m, this.#o.queueArn, this.#o.region));
-    const groupOf = (m: Message) => m.Attributes?.MessageGroupId;
-    const failedGroups = new Set<string | undefined>();
-    for (const event of eventsWithinPayload(records)) {
-      const part = event.Records.flatMap((r) => byId.get(r.messageId) ?? []);
-      const held = part.filter((m) => failedGroups.has(groupOf(m)));
+    const groupOf = (r: SQSRecord) => r.attributes.MessageGroupId;
+    const failedGroups = new Set<string>();
+    for (const { Records: part } of eventsWithinPayload(records)) {
+      const held = part.filter((r) => failedGroups.has(groupOf(r) ?? ''));
+      const invoked = part.filter((r) => !held.includes(r));
+      const messagesOf = (rs: SQSRecord[]) => rs.flatMap((r) => byId.get(r.messageId) ?? []);
       if (held.length > 0)
-        await this.#settle(held, {
-          failed: held.map((m) => m.MessageId ?? ''),
+        await this.#settle(messagesOf(held), {
+          failed: held.map((r) => r.messageId),
           error: 'not invoked: an earlier message of its group failed in the same receive',
         });
-      const invoked = part.filter((m) => !held.includes(m));
       if (invoked.length === 0) continue;
-      const outcome = await this.#invoke(
-        slot,
-        toSqsEvent(event.Records.filter((r) => !held.some((m) => m.MessageId === r.messageId))),
-        invoked,
-      );
-      await this.#settle(invoked, outcome);
-      for (const m of invoked)
-        if (outcome.failed.includes(m.MessageId ?? '') && groupOf(m) !== undefined)
-          failedGroups.add(groupOf(m));
+      const outcome = await this.#invoke(slot, toSqsEvent(invoked), messagesOf(invoked));
+      await this.#settle(messagesOf(invoked), outcome);
+      for (const r of invoked) {
+        const group = groupOf(r);
+        if (group !== undefined && outcome.failed.includes(r.messageId)) failedGroups.add(group);
+      }
     }
   }
 

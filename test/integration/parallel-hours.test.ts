@@ -19,7 +19,7 @@ import { parseHour } from '../../shared/time.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { batch, DAY } from '../support/hours.ts';
 import { holdUntilConcurrent } from '../support/overlap.ts';
-import { createPipeline, type Pipeline } from '../support/pipeline.ts';
+import { cliTarget, createPipeline, type Pipeline } from '../support/pipeline.ts';
 
 const HOURS = ['06', '07', '08', '09', '10'].map((h) => `${DAY}T${h}:00:00Z`);
 const QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:aggregate.fifo';
@@ -143,7 +143,7 @@ describe('an aggregate batch from the coalescing FIFO queue', () => {
  */
 const targetReadingAtOnce = (p: Pipeline, held: number): Target => {
   holdUntilConcurrent(p.faults, 'Query', held);
-  return { ...p.target, clients: p.clients };
+  return cliTarget(p);
 };
 
 describe('reconcile and verify over an interval', () => {

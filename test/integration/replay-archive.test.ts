@@ -6,23 +6,14 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { replayArchive } from '../../cli/commands/replay.ts';
-import type { Target } from '../../cli/target.ts';
 import { waitFor } from '../../local/net.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { batch, DAY } from '../support/hours.ts';
 import { holdUntilConcurrent } from '../support/overlap.ts';
-import { createPipeline, type Pipeline } from '../support/pipeline.ts';
+import { cliTarget, createPipeline, type Pipeline } from '../support/pipeline.ts';
 
 const DAY_MS = Date.parse(`${DAY}T00:00:00Z`);
 const WHOLE_DAY = { fromMs: DAY_MS, toMs: DAY_MS + 86_400_000 };
-
-/** The pipeline as the CLI sees a stack (its queues too), through the fault-injecting clients. */
-const cliTarget = (p: Pipeline): Target => ({
-  ...p.target,
-  clients: p.clients,
-  outputs: p.outputs,
-  output: (name) => p.outputs[name] ?? '',
-});
 
 /** Every body in the orders queue, each received once and deleted, once `count` have come. */
 const ordersQueueBodies = async (p: Pipeline, count: number) => {

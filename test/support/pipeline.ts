@@ -288,3 +288,14 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
 };
 
 export type Pipeline = Awaited<ReturnType<typeof createPipeline>>;
+
+/**
+ * The pipeline as the CLI sees a stack (its queues too), through the pipeline's own clients, so
+ * that its fault injector sees what a command does.
+ */
+export const cliTarget = (p: Pipeline): Target => ({
+  ...p.target,
+  clients: p.clients,
+  outputs: p.outputs,
+  output: (name) => p.outputs[name] ?? '',
+});
