@@ -262,7 +262,12 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
 
   /** Every key under a prefix, sorted. */
   async listKeys(prefix: string): Promise<string[]> {
-    const keys: string[] = [];
+    return (await this.#listObjects(prefix)).map((o) => o.key);
+  }
+
+  /** Every object under a prefix with its ETag, sorted by key. */
+  async #listObjects(prefix: string): Promise<{ key: string; etag: string }[]> {
+    const objects: { key: string; etag: string }[] = [];
     let token: string | undefined;
     do {
       const page = await this.#client.send(
@@ -272,10 +277,22 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
           ...(token ? { ContinuationToken: token } : {}),
         }),
       );
-      keys.push(...(page.Contents ?? []).flatMap((c) => (c.Key ? [c.Key] : [])));
+      for (const c of page.Contents ?? [])
+        if (c.Key) objects.push({ key: c.Key, etag: c.ETag ?? '' });
       token = page.NextContinuationToken;
     } while (token);
-    return keys.sort();
+    return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /**
+   * The hours that have an object, each with its ETag, sorted by hour: one listing, no reads
+   * (a reader that keeps the ETags it read fetches only the objects that changed since).
+   */
+  async listHourEtags(): Promise<{ hour: string; etag: string }[]> {
+    return (await this.#listObjects(AGGREGATE_PREFIX)).flatMap(({ key, etag }) => {
+      const hour = hourOfObjectKey(key);
+      return hour ? [{ hour, etag }] : [];
+    });
   }
 
   /** The published hour objects (those that hold a valid aggregate), sorted by hour. */

@@ -59,6 +59,8 @@ export interface BatchReport {
 
 /** A receive waits at most this long for a first message (SQS's maximum). */
 const LONG_POLL_SECONDS = 20;
+/** A drain's pauses between receives while messages are delayed or in flight. */
+const DRAIN_PAUSE_MS = { first: 10, most: 200 } as const;
 
 export class SqsPoller {
   readonly #o: PollerOptions;
@@ -104,17 +106,25 @@ export class SqsPoller {
       return depth.visible + depth.inFlight + depth.delayed === 0 && this.inFlight === 0;
     };
     const loop = async (slot: number) => {
+      let pause: number = DRAIN_PAUSE_MS.first;
       while (this.#running) {
         if (Date.now() > deadline) throw new Error(`${this.#o.queueUrl} did not drain in time`);
         const messages = await this.#receive(this.#batchSize(), 0);
         if (messages.length > 0) {
           idle = 0;
+          pause = DRAIN_PAUSE_MS.first;
           // A failed delete leaves the messages to reappear: at-least-once, as on AWS.
           await this.#process(slot, messages).catch(() => undefined);
         } else if (await settled()) {
           // Approximate counts: two readings in a row, from any slot, before stopping.
           if (++idle >= 2) this.#running = false;
-        } else await new Promise((r) => setTimeout(r, 10));
+        } else {
+          // Messages delayed or in flight: ask again less and less often, not every few
+          // milliseconds (that busy loop took the emulators' CPU from the work itself). Not a
+          // long poll: one abandoned at the end would take the next drain's first messages.
+          await new Promise((r) => setTimeout(r, pause));
+          pause = Math.min(pause * 2, DRAIN_PAUSE_MS.most);
+        }
       }
     };
     try {

@@ -6,6 +6,7 @@
  * count raised.
  */
 import type { S3Store } from '../../adapters/s3.ts';
+import { mapLimit } from '../../shared/concurrency.ts';
 
 interface Observed {
   readonly final: boolean;
@@ -15,12 +16,14 @@ interface Observed {
 }
 
 export class VersionLog {
-  readonly #store: Pick<S3Store, 'listHourObjects'>;
+  readonly #store: Pick<S3Store, 'listHourEtags' | 'get'>;
   readonly #byHour = new Map<string, Observed[]>();
+  /** The ETag of each hour's object as last read: an object listed with it again is unchanged. */
+  readonly #etags = new Map<string, string>();
   #reads: Promise<void> = Promise.resolve();
   #count = 0;
 
-  constructor(store: Pick<S3Store, 'listHourObjects'>) {
+  constructor(store: Pick<S3Store, 'listHourEtags' | 'get'>) {
     this.#store = store;
   }
 
@@ -33,8 +36,19 @@ export class VersionLog {
   }
 
   async #read(): Promise<void> {
-    for (const { aggregate, lifecycle } of await this.#store.listHourObjects()) {
-      const seen = this.#byHour.get(aggregate.hour) ?? [];
+    // Only the objects whose ETag changed since the last read: the same ETag is the same bytes,
+    // so reading it again could record nothing new.
+    const changed = (await this.#store.listHourEtags()).filter(
+      ({ hour, etag }) => this.#etags.get(hour) !== etag,
+    );
+    const stored = await mapLimit(changed, 16, ({ hour }) => this.#store.get(hour));
+    for (const [i, { hour }] of changed.entries()) {
+      const object = stored[i];
+      if (!object) continue;
+      this.#etags.set(hour, object.etag);
+      const { aggregate, lifecycle } = object;
+      if (!aggregate) continue;
+      const seen = this.#byHour.get(hour) ?? [];
       const observed: Observed = {
         final: lifecycle.final === true,
         amendments: lifecycle.amendments ?? 0,
@@ -50,7 +64,7 @@ export class VersionLog {
         seen.push(observed);
         this.#count++;
       }
-      this.#byHour.set(aggregate.hour, seen);
+      this.#byHour.set(hour, seen);
     }
   }
 
