@@ -1,4 +1,4 @@
-/** Lambda's quotas on invocation payloads, which the local runtime holds to as Lambda does. */
+/** Lambda's quotas on invocations, which the local runtime and the bench hold to as Lambda does. */
 
 /**
  * A synchronous invocation's payload, 6 MB: what `Invoke` takes, and the most an event source
@@ -9,3 +9,6 @@ export const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
 /** An asynchronous invocation's payload (`InvocationType: Event`), 1 MB since October 2025. */
 export const ASYNC_INVOKE_PAYLOAD_BYTES = 1024 * 1024;
+
+/** The longest a function may run: a 15-minute timeout. */
+export const LAMBDA_MAX_TIMEOUT_MS = 900_000;

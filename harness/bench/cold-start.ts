@@ -79,9 +79,11 @@ const context = {
   invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:' + process.env.AWS_LAMBDA_FUNCTION_NAME,
   memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE, awsRequestId: 'cold-start',
   logGroupName: '/aws/lambda/' + process.env.AWS_LAMBDA_FUNCTION_NAME, logStreamName: 'cold-start',
-  callbackWaitsForEmptyEventLoop: true, getRemainingTimeInMillis: () => 30000,
+  callbackWaitsForEmptyEventLoop: true,
+  getRemainingTimeInMillis: () => Number(process.env.PROBE_TIMEOUT_MS) - (performance.now() - invokedAt),
   done() {}, fail() {}, succeed() {},
 };
+let invokedAt = performance.now();
 const result = await module.handler(event, context);
 const invoked = performance.now();
 if (result?.batchItemFailures?.length) throw new Error('the invocation failed: ' + JSON.stringify(result));
@@ -89,6 +91,7 @@ const maxRssBytes = process.resourceUsage().maxRSS * 1024;
 let warmInvokeMs;
 for (const [n, warmEvent] of JSON.parse(readFileSync(warmEventsFile, 'utf8')).entries()) {
   const warmStarted = performance.now();
+  invokedAt = performance.now();
   const warm = await module.handler(warmEvent, { ...context, awsRequestId: 'warm-' + n });
   warmInvokeMs ??= performance.now() - warmStarted;
   if (warm?.batchItemFailures?.length) throw new Error('a warm invocation failed: ' + JSON.stringify(warm));
@@ -146,6 +149,11 @@ export interface FreshRunOptions {
   readonly dir: string;
   /** A `node_modules` to put beside the bundle (the runtime's SDK); default nothing. */
   readonly runtimeModules?: string;
+  /**
+   * The time each invocation is given, as Lambda's context reports it. Default the function's
+   * configured timeout.
+   */
+  readonly timeoutMs?: number;
 }
 
 /**
@@ -178,6 +186,7 @@ export const runFresh = async (o: FreshRunOptions): Promise<FreshRun & { bundleB
     LAMBDA_TASK_ROOT: o.dir,
     AWS_EC2_METADATA_DISABLED: 'true',
     TZ: 'UTC',
+    PROBE_TIMEOUT_MS: String(o.timeoutMs ?? o.fn.timeoutSeconds * 1000),
   });
   return { ...result, bundleBytes: statSync(handlerFile).size };
 };
