@@ -302,11 +302,8 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
 
   /** The published hour objects with their lifecycle, sorted by hour. */
   async listHourObjects(): Promise<{ aggregate: HourAggregate; lifecycle: HourLifecycle }[]> {
-    const hours = (await this.listKeys(AGGREGATE_PREFIX)).flatMap((key) => {
-      const hour = hourOfObjectKey(key);
-      return hour ? [hour] : [];
-    });
-    const stored = await mapLimit(hours, READS_IN_FLIGHT, (hour) => this.get(hour));
+    const hours = await this.listHourEtags();
+    const stored = await mapLimit(hours, READS_IN_FLIGHT, ({ hour }) => this.get(hour));
     return stored.flatMap((s) =>
       s?.aggregate ? [{ aggregate: s.aggregate, lifecycle: s.lifecycle }] : [],
     );
