@@ -1,6 +1,6 @@
 // Starts DynamoDB Local bound to 127.0.0.1 only. DynamoDB Local has no option for the bind
 // address, so this sets the host of its Jetty connectors before starting it. Reflection only:
-// it compiles against the JDK alone (run in source-file mode: java -cp <jars> LoopbackDynamoDB.java).
+// it compiles against the JDK alone (compiled once by local/dynamodb-local.ts, cached by hash).
 import java.lang.reflect.Field;
 
 public class LoopbackDynamoDB {

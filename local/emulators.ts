@@ -94,8 +94,8 @@ export interface Emulators {
   /** The one endpoint for every service: give it to the SDK as `endpoint` / AWS_ENDPOINT_URL. */
   readonly endpoint: string;
   readonly region: string;
-  /** DynamoDB Local's JVM (the one part that runs in its own process). */
-  readonly dynamoPid: number;
+  /** DynamoDB Local (the one part that runs in its own process, a JVM). */
+  readonly dynamoLocal: RunningDynamoLocal;
   /** Which gap-fillers are active (false: the emulator supports the feature itself). */
   readonly gaps: {
     /** Which S3 conditional writes the edge emulates (false: the emulator honours it). */
@@ -126,6 +126,19 @@ export interface EmulatorOptions {
   readonly dataDir?: string;
   /** Told, once, when an emulator dies under the edge (the runtime cannot work without it). */
   readonly onFailure?: (message: string) => void;
+  /**
+   * A DynamoDB Local already running, used instead of starting one and left running on stop
+   * (its tables are the caller's to keep apart: the test suite shares one JVM across its files,
+   * each test with tables of its own). Cannot be combined with `dataDir`. Default: a DynamoDB
+   * Local of its own.
+   */
+  readonly dynamoLocal?: RunningDynamoLocal;
+}
+
+/** Where a DynamoDB Local answers, and its JVM's process id. */
+export interface RunningDynamoLocal {
+  readonly endpoint: string;
+  readonly pid: number;
 }
 
 /** The largest query-protocol body the edge reads (SQS's SendMessageBatch, URL-encoded, fits). */
@@ -224,11 +237,15 @@ const probeSupplementaryCharacters = async (fauxqs: string): Promise<boolean> =>
 };
 
 export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emulators> => {
-  const dynamo = await startDynamoLocal({
-    ...(options.warn ? { warn: options.warn } : {}),
-    ...(options.dataDir ? { dbPath: join(options.dataDir, 'dynamodb') } : {}),
-    ...(options.onFailure ? { onUnexpectedExit: options.onFailure } : {}),
-  });
+  if (options.dynamoLocal && options.dataDir)
+    throw new Error('dataDir keeps DynamoDB Local’s tables: it needs a DynamoDB Local of its own');
+  const dynamo = options.dynamoLocal
+    ? { ...options.dynamoLocal, stop: async () => {} }
+    : await startDynamoLocal({
+        ...(options.warn ? { warn: options.warn } : {}),
+        ...(options.dataDir ? { dbPath: join(options.dataDir, 'dynamodb') } : {}),
+        ...(options.onFailure ? { onUnexpectedExit: options.onFailure } : {}),
+      });
   let stores: FauxqsStores | undefined;
   try {
     stores = await fauxqsStores(options.dataDir ? join(options.dataDir, 'fauxqs') : undefined);
@@ -368,7 +385,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     return {
       endpoint: edgeEndpoint,
       region: LOCAL_REGION,
-      dynamoPid: dynamo.pid,
+      dynamoLocal: { endpoint: dynamo.endpoint, pid: dynamo.pid },
       gaps,
       registerStack: (stack) => {
         stacks.set(stack.name, stack);

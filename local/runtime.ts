@@ -10,7 +10,13 @@ import type { Readable } from 'node:stream';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
 import { adminClients } from './clients.ts';
-import { type EdgeCall, type Emulators, LOCAL_CREDENTIALS, startEmulators } from './emulators.ts';
+import {
+  type EdgeCall,
+  type Emulators,
+  LOCAL_CREDENTIALS,
+  type RunningDynamoLocal,
+  startEmulators,
+} from './emulators.ts';
 import { LambdaEnvironment } from './lambda-environment.ts';
 import { waitFor } from './net.ts';
 import { type LocalFunction, type ProvisionedStack, provisionStack } from './provision.ts';
@@ -48,6 +54,8 @@ export interface LocalRuntimeOptions {
   readonly dataDir?: string;
   /** See EmulatorOptions.onFailure (only when the runtime starts its own emulators). */
   readonly onFailure?: (message: string) => void;
+  /** See EmulatorOptions.dynamoLocal (only when the runtime starts its own emulators). */
+  readonly dynamoLocal?: RunningDynamoLocal;
 }
 
 /** A crash injected at the edge: the environment that made a matching call dies around it. */
@@ -102,6 +110,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       ...(options.warn ? { warn: options.warn } : {}),
       ...(options.dataDir ? { dataDir: options.dataDir } : {}),
       ...(options.onFailure ? { onFailure: options.onFailure } : {}),
+      ...(options.dynamoLocal ? { dynamoLocal: options.dynamoLocal } : {}),
     }));
   const runtimeId = Math.random().toString(36).slice(2, 8).toUpperCase();
 

@@ -24,6 +24,7 @@ import { hourObjectKey } from '../../shared/keys.ts';
 import { bodyOfSize } from '../support/bounds.ts';
 import { follow, onceflow, ROOT, spawnOnceflow } from '../support/cli.ts';
 import { DEADLINE_MS, DEADLINE_S } from '../support/deadlines.ts';
+import { sharedDynamoLocal } from '../support/emulators.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { parseBatch, parseJson } from '../support/json.ts';
 import { stateViews, uniqueName } from '../support/pipeline.ts';
@@ -35,7 +36,7 @@ const assembly = inject('assembly');
 const dir = mkdtempSync(join(tmpdir(), 'onceflow-cli-'));
 
 beforeAll(async () => {
-  emulators = await startEmulators();
+  emulators = await startEmulators({ dynamoLocal: sharedDynamoLocal() });
 });
 afterAll(async () => {
   await emulators?.stop();
@@ -655,17 +656,19 @@ describe('onceflow errors and help', () => {
         emulators: own,
       });
       const state = recordState(runtime);
-      process.kill(own.dynamoPid, 'SIGKILL');
+      process.kill(own.dynamoLocal.pid, 'SIGKILL');
       await waitFor(() => failures.length > 0, {
         timeoutMs: DEADLINE_MS,
         what: 'the runtime to notice',
       });
-      expect(failures).toEqual([`DynamoDB Local (pid ${own.dynamoPid}) was killed (SIGKILL)`]);
+      expect(failures).toEqual([
+        `DynamoDB Local (pid ${own.dynamoLocal.pid}) was killed (SIGKILL)`,
+      ]);
       const status = await onceflow(['--local-state', state, 'status']);
       expect(status.code).toBe(1);
       expect(status.stderr).toMatch(
         new RegExp(
-          `^onceflow: .*the onceflow local edge could not reach DynamoDB Local \\(pid ${own.dynamoPid}\\)`,
+          `^onceflow: .*the onceflow local edge could not reach DynamoDB Local \\(pid ${own.dynamoLocal.pid}\\)`,
         ),
       );
       expect(status.stderr.trim().split('\n')).toHaveLength(1);

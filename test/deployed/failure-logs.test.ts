@@ -21,8 +21,10 @@ import { waitFor } from '../../local/net.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
 import { validateBatch } from '../../shared/schema.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
+import { sharedDynamoLocal } from '../support/emulators.ts';
 import { seedBatches } from '../support/fixtures.ts';
 import { parseBatch } from '../support/json.ts';
+import { uniqueName } from '../support/pipeline.ts';
 
 const JsonLineSchema = v.record(v.string(), v.unknown());
 
@@ -43,7 +45,14 @@ const logLines = (dir: string) =>
 const runtimeWithLogs = async () => {
   const { assemblyDir, stackName } = inject('assembly');
   const logDir = mkdtempSync(join(tmpdir(), 'onceflow-logs-'));
-  const runtime = await startLocalRuntime({ assemblyDir, stackName, logDir, retryDelaySeconds: 1 });
+  const runtime = await startLocalRuntime({
+    assemblyDir,
+    stackName,
+    localStackName: uniqueName('failures'),
+    dynamoLocal: sharedDynamoLocal(),
+    logDir,
+    retryDelaySeconds: 1,
+  });
   onTestFinished(() => runtime.stop());
   return { runtime, logDir };
 };

@@ -5,6 +5,7 @@ import { S3Store } from '../../adapters/s3.ts';
 import { runDemo } from '../../local/demo.ts';
 import { type CrashRule, type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
+import { sharedDynamoLocal } from '../support/emulators.ts';
 import { uniqueName } from '../support/pipeline.ts';
 import { scenario } from './scenario.ts';
 import { deployedPipelineSuite } from './suite.ts';
@@ -14,7 +15,13 @@ let runtime: LocalRuntime;
 beforeAll(async () => {
   const { assemblyDir, stackName } = inject('assembly');
   // Failed messages come back after a second instead of the 3-minute visibility timeout.
-  runtime = await startLocalRuntime({ assemblyDir, stackName, retryDelaySeconds: 1 });
+  runtime = await startLocalRuntime({
+    assemblyDir,
+    stackName,
+    localStackName: uniqueName('deployed'),
+    dynamoLocal: sharedDynamoLocal(),
+    retryDelaySeconds: 1,
+  });
 });
 afterAll(async () => {
   await runtime?.stop();
@@ -107,7 +114,13 @@ describe('the local runtime', () => {
 describe('npm start', () => {
   it('prints the orders, the hourly aggregates and a chart equal to the expected results', async () => {
     const { assemblyDir, stackName } = inject('assembly');
-    const demoRuntime = await startLocalRuntime({ assemblyDir, stackName, retryDelaySeconds: 1 });
+    const demoRuntime = await startLocalRuntime({
+      assemblyDir,
+      stackName,
+      localStackName: uniqueName('demo'),
+      dynamoLocal: sharedDynamoLocal(),
+      retryDelaySeconds: 1,
+    });
     try {
       const printed: string[] = [];
       const result = await runDemo(demoRuntime, { print: (t) => printed.push(t) });

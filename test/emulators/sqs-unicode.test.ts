@@ -7,13 +7,14 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClients } from '../../local/clients.ts';
 import { type Emulators, LOCAL_REGION, startEmulators } from '../../local/emulators.ts';
+import { sharedDynamoLocal } from '../support/emulators.ts';
 import { uniqueName } from '../support/pipeline.ts';
 
 // Emulators of this worker's own: the gap-filler reaches fauxqs as Node loads it, which the
 // suite's shared emulators (started by the test runner's global set-up) are not.
 let emulators: Emulators;
 beforeAll(async () => {
-  emulators = await startEmulators();
+  emulators = await startEmulators({ dynamoLocal: sharedDynamoLocal() });
 });
 afterAll(async () => {
   await emulators?.stop();

@@ -14,6 +14,7 @@ import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
+import { sharedDynamoLocal } from '../support/emulators.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { uniqueName } from '../support/pipeline.ts';
 
@@ -26,6 +27,7 @@ beforeAll(async () => {
     assemblyDir,
     stackName,
     localStackName: uniqueName('clients'),
+    dynamoLocal: sharedDynamoLocal(),
     retryDelaySeconds: 1,
   });
   const config = {

@@ -27,6 +27,7 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { toSqsEvent } from '../../local/sqs-event.ts';
 import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
+import { sharedDynamoLocal } from '../support/emulators.ts';
 import { seedBatches } from '../support/fixtures.ts';
 import { recordsOf, uniqueName } from '../support/pipeline.ts';
 
@@ -39,6 +40,7 @@ beforeAll(async () => {
     assemblyDir,
     stackName,
     localStackName: uniqueName('lambda-api'),
+    dynamoLocal: sharedDynamoLocal(),
     retryDelaySeconds: 1,
   });
   lambda = new LambdaClient({

@@ -23,6 +23,7 @@ import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
 import { follow, onceflow } from '../support/cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
+import { sharedDynamoLocal } from '../support/emulators.ts';
 import { seedBatches } from '../support/fixtures.ts';
 import { parseJson } from '../support/json.ts';
 import { uniqueName } from '../support/pipeline.ts';
@@ -61,6 +62,7 @@ beforeAll(async () => {
     assemblyDir,
     stackName,
     localStackName: uniqueName('logs-api'),
+    dynamoLocal: sharedDynamoLocal(),
     retryDelaySeconds: 1,
     logDir: mkdtempSync(join(tmpdir(), 'onceflow-logs-')),
   });

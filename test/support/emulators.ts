@@ -1,14 +1,15 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { type Emulators, startEmulators } from '../../local/emulators.ts';
 
 /**
  * Emulators of the test file's own (for a local runtime, which takes over the edge's hooks):
- * started before its tests, stopped after. Call at the top of a file or describe block.
+ * started before its tests, stopped after. Call at the top of a file or describe block. They
+ * run on the suite's DynamoDB Local (see `sharedDynamoLocal`).
  */
 export const useEmulators = (): (() => Emulators) => {
   let emulators: Emulators | undefined;
   beforeAll(async () => {
-    emulators = await startEmulators();
+    emulators = await startEmulators({ dynamoLocal: sharedDynamoLocal() });
   });
   afterAll(async () => {
     await emulators?.stop();
@@ -18,3 +19,9 @@ export const useEmulators = (): (() => Emulators) => {
     return emulators;
   };
 };
+
+/**
+ * The suite's one DynamoDB Local (global-setup.ts), for emulators and runtimes a test file starts
+ * for itself: every test provisions tables of its own, so they need no JVM of their own.
+ */
+export const sharedDynamoLocal = () => inject('dynamoLocal');
