@@ -43,20 +43,30 @@ export interface DynamoLocal {
 
 const LAUNCHER_SOURCE = join(import.meta.dirname, 'LoopbackDynamoDB.java');
 
+/** How the JVM runs the loopback launcher: the class path it adds and its main class or source. */
+export interface LoopbackLauncher {
+  readonly classPath: readonly string[];
+  readonly main: string;
+}
+
+/** Errors of a cache that cannot be written (a read-only install, a full disk…). */
+const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'ENOSPC']);
+
 /**
- * The loopback launcher compiled once, into a directory named by its source's hash (under
+ * The loopback launcher, compiled once into a directory named by its source's hash (under
  * `node_modules/.cache`, the user's own). Java's source-file mode compiled it again at every
  * start: 2.4 s of the JVM's CPU and 1.3 s of its start on two cores, paid by every test file and
- * every `npm start`. Undefined when the runtime has no Java compiler (a JRE): the caller falls
- * back to the plain jar.
+ * every `npm start`; it remains the way when the cache cannot be written. Undefined when the
+ * runtime has no Java compiler (a JRE): the caller falls back to the plain jar.
  */
-export const launcherClasses = async (
+export const loopbackLauncher = async (
   cache = join(import.meta.dirname, '..', 'node_modules', '.cache', 'onceflow'),
-): Promise<string | undefined> => {
+): Promise<LoopbackLauncher | undefined> => {
   const source = readFileSync(LAUNCHER_SOURCE);
   const hash = createHash('sha256').update(source).digest('hex').slice(0, 16);
   const classes = join(cache, `loopback-${hash}`);
-  if (existsSync(join(classes, 'LoopbackDynamoDB.class'))) return classes;
+  const compiled: LoopbackLauncher = { classPath: [classes], main: 'LoopbackDynamoDB' };
+  if (existsSync(join(classes, 'LoopbackDynamoDB.class'))) return compiled;
   // A JDK (not just a JRE) has the compiler module; `java` runs it, whether or not javac is on
   // the PATH.
   const modules = await runProcess('java', ['--list-modules']);
@@ -64,9 +74,15 @@ export const launcherClasses = async (
   // Compiled beside, then renamed into place: processes starting at once never see a half-written
   // class, and the first rename wins.
   const building = `${classes}.${process.pid}.${Date.now()}`;
-  mkdirSync(building, { recursive: true });
   try {
-    const compiled = await runProcess('java', [
+    mkdirSync(building, { recursive: true });
+  } catch (error) {
+    if (UNWRITABLE.has((error as NodeJS.ErrnoException).code ?? ''))
+      return { classPath: [], main: LAUNCHER_SOURCE };
+    throw error;
+  }
+  try {
+    const javac = await runProcess('java', [
       '-m',
       'jdk.compiler/com.sun.tools.javac.Main',
       '--release',
@@ -75,14 +91,14 @@ export const launcherClasses = async (
       building,
       LAUNCHER_SOURCE,
     ]);
-    if (compiled.code !== 0)
-      throw new Error(`compiling ${LAUNCHER_SOURCE} failed: ${compiled.stderr.trim()}`);
+    if (javac.code !== 0)
+      throw new Error(`compiling ${LAUNCHER_SOURCE} failed: ${javac.stderr.trim()}`);
     try {
       renameSync(building, classes);
     } catch (error) {
       if (!existsSync(join(classes, 'LoopbackDynamoDB.class'))) throw error;
     }
-    return classes;
+    return compiled;
   } finally {
     rmSync(building, { recursive: true, force: true });
   }
@@ -107,11 +123,14 @@ export const startDynamoLocal = async (options: DynamoLocalOptions = {}): Promis
   const jvm = [
     `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
     '-Xms64m',
-    // No TieredStopAtLevel=1: the client compiler alone starts a little sooner, but DynamoDB
-    // Local runs for minutes under tests and the bench, and the server compiler serves writes
-    // about 1.7× faster once warm (100,000 seeded ledger entries: 21 s against 36 s).
+    // No TieredStopAtLevel=1: the client compiler alone starts a little sooner and spends less
+    // CPU on a short run (the chaos command's 16 schedules: 34 s of CPU against 43, the same
+    // wall time), but DynamoDB Local runs for minutes under tests and the bench, and the server
+    // compiler serves writes about 1.7× faster once warm (100,000 seeded ledger entries: 21 s
+    // against 36 s). Over the whole test suite (2026-12-03): 590 s and 343 s of the JVMs' CPU
+    // with the client compiler alone, 482 s and 269 s without.
   ];
-  const loopback = await launcherClasses();
+  const loopback = await loopbackLauncher();
   if (!loopback) {
     options.warn?.(
       'DynamoDB Local listens on all interfaces: install a full JDK 17+ to bind it to 127.0.0.1 only.',
@@ -121,10 +140,12 @@ export const startDynamoLocal = async (options: DynamoLocalOptions = {}): Promis
     ? [
         ...jvm,
         '-cp',
-        [join(dir, 'DynamoDBLocal.jar'), join(dir, 'DynamoDBLocal_lib', '*'), loopback].join(
-          delimiter,
-        ),
-        'LoopbackDynamoDB',
+        [
+          join(dir, 'DynamoDBLocal.jar'),
+          join(dir, 'DynamoDBLocal_lib', '*'),
+          ...loopback.classPath,
+        ].join(delimiter),
+        loopback.main,
         ...serverArgs,
       ]
     : [...jvm, '-jar', join(dir, 'DynamoDBLocal.jar'), ...serverArgs];

@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { launcherClasses } from '../../local/dynamodb-local.ts';
+import { loopbackLauncher } from '../../local/dynamodb-local.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startEmulators } from '../../local/emulators.ts';
 import { sharedDynamoLocal } from '../support/emulators.ts';
 import { uniqueName } from '../support/pipeline.ts';
@@ -41,15 +41,25 @@ describe('DynamoDB Local', () => {
 
   it('compiles the launcher once per source, whoever asks at the same time, and then reuses it', async () => {
     const cache = mkdtempSync(join(tmpdir(), 'onceflow-launcher-'));
-    const first = await Promise.all([launcherClasses(cache), launcherClasses(cache)]);
-    expect(first[0]).toBeDefined();
-    expect(first[1]).toBe(first[0]);
-    const dir = first[0] ?? '';
+    const first = await Promise.all([loopbackLauncher(cache), loopbackLauncher(cache)]);
+    expect(first[0]?.main).toBe('LoopbackDynamoDB');
+    expect(first[1]).toEqual(first[0]);
+    const dir = first[0]?.classPath[0] ?? '';
     // Nothing half-built is left beside it, whichever rename won.
-    expect(readdirSync(cache)).toEqual([dir.split('/').at(-1)]);
+    expect(readdirSync(cache)).toEqual([basename(dir)]);
     const compiledAt = statSync(join(dir, 'LoopbackDynamoDB.class')).mtimeMs;
-    expect(await launcherClasses(cache)).toBe(dir);
+    expect(await loopbackLauncher(cache)).toEqual(first[0]);
     expect(statSync(join(dir, 'LoopbackDynamoDB.class')).mtimeMs).toBe(compiledAt);
+  });
+
+  it('runs the launcher from its source when the cache cannot be written', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'onceflow-launcher-')), 'a-file');
+    writeFileSync(file, '');
+    const launcher = await loopbackLauncher(join(file, 'cache'));
+    expect(launcher).toEqual({
+      classPath: [],
+      main: expect.stringMatching(/LoopbackDynamoDB\.java$/),
+    });
   });
 });
 
