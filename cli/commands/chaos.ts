@@ -1,15 +1,21 @@
 /** `onceflow chaos`: randomized fault schedules on embedded emulators (the engine is harness/chaos.ts). */
 import type { Command } from 'commander';
-import {
-  type ChaosSummary,
-  formatSummary,
-  runChaos,
-  runSchedule,
-  summaryOf,
-} from '../../harness/chaos.ts';
-import { startEmulators } from '../../local/emulators.ts';
-import { projectAssembly } from '../../local/synth.ts';
+import type { ChaosSummary } from '../../harness/chaos.ts';
 import { json, number, progress, run } from '../program.ts';
+
+/**
+ * The engine, the emulators and the synthesizer, loaded when the command runs: the engine (the
+ * functions' own code, the reference model, fast-check) took 250 ms of every other command's
+ * start, which loads this file to register the command.
+ */
+const engine = async () => {
+  const [chaos, emulators, synth] = await Promise.all([
+    import('../../harness/chaos.ts'),
+    import('../../local/emulators.ts'),
+    import('../../local/synth.ts'),
+  ]);
+  return { ...chaos, ...emulators, ...synth };
+};
 
 export const register = (program: Command): void => {
   program
@@ -47,6 +53,14 @@ export const register = (program: Command): void => {
           json?: boolean;
           assembly?: string;
         }) => {
+          const {
+            formatSummary,
+            projectAssembly,
+            runChaos,
+            runSchedule,
+            startEmulators,
+            summaryOf,
+          } = await engine();
           process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
           process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
           // Every schedule runs on a copy of the synthesized stack, as deployed.
