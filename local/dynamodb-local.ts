@@ -34,10 +34,13 @@ export const checkJava = (): void => {
   }
 };
 
-export interface DynamoLocal {
+/** Where a DynamoDB Local answers, and its JVM's process id. */
+export interface RunningDynamoLocal {
   readonly endpoint: string;
-  /** The JVM's process id. */
   readonly pid: number;
+}
+
+export interface DynamoLocal extends RunningDynamoLocal {
   stop(): Promise<void>;
 }
 

@@ -8,13 +8,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
-import * as v from 'valibot';
 import {
   answerCloudFormation,
   CLOUDFORMATION_ACTIONS,
   type LocalStackRecord,
 } from './cloudformation.ts';
-import { startDynamoLocal } from './dynamodb-local.ts';
+import { type RunningDynamoLocal, startDynamoLocal } from './dynamodb-local.ts';
+import { type FauxqsGaps, probeFauxqsGaps } from './fauxqs-gaps.ts';
 import { type FauxqsStores, fauxqsStores } from './fauxqs-store.ts';
 import {
   type AnswerHook,
@@ -22,21 +22,14 @@ import {
   BodyTooLargeError,
   forward,
   readBodyBytes,
-  requestUpstream,
   type Upstream,
 } from './http.ts';
 import { answerLambda, isLambdaRequest, type LambdaBackend } from './lambda-api.ts';
 import { answerLogs, LOGS_TARGET_PREFIX } from './logs-api.ts';
 import { freePort } from './net.ts';
-import {
-  answerInjectedConflict,
-  isObjectWrite,
-  type S3PreconditionGaps,
-  S3Preconditions,
-} from './s3-preconditions.ts';
+import { answerInjectedConflict, isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
 import { answerSqsQuery, SQS_QUERY_ACTIONS } from './sqs-query.ts';
-import { acceptSupplementaryCharacters } from './sqs-unicode.ts';
 
 export const LOCAL_REGION = 'us-east-1';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
@@ -97,13 +90,7 @@ export interface Emulators {
   /** DynamoDB Local (the one part that runs in its own process, a JVM). */
   readonly dynamoLocal: RunningDynamoLocal;
   /** Which gap-fillers are active (false: the emulator supports the feature itself). */
-  readonly gaps: {
-    /** Which S3 conditional writes the edge emulates (false: the emulator honours it). */
-    readonly s3Preconditions: S3PreconditionGaps;
-    readonly moveTasks: boolean;
-    /** Whether bodies with supplementary characters (emoji) are accepted, as SQS accepts them. */
-    readonly supplementaryCharacters: boolean;
-  };
+  readonly gaps: FauxqsGaps;
   /** Makes a locally provisioned stack answer CloudFormation's DescribeStacks. */
   registerStack(stack: LocalStackRecord): void;
   /** Serves Lambda's API for these functions; returns how to stop serving them. */
@@ -135,55 +122,8 @@ export interface EmulatorOptions {
   readonly dynamoLocal?: RunningDynamoLocal;
 }
 
-/** Where a DynamoDB Local answers, and its JVM's process id. */
-export interface RunningDynamoLocal {
-  readonly endpoint: string;
-  readonly pid: number;
-}
-
 /** The largest query-protocol body the edge reads (SQS's SendMessageBatch, URL-encoded, fits). */
 const MAX_FORM_BODY_BYTES = 16 * 1024 * 1024;
-
-/**
- * Which of S3's conditional writes the emulator ignores, each probed on its own: a condition
- * that must fail, sent for real (true: ignored, so the edge emulates it).
- */
-const probeS3Preconditions = async (fauxqs: string): Promise<S3PreconditionGaps> => {
-  const bucket = `onceflow-probe-${Date.now()}`;
-  const host = { host: new URL(fauxqs).host };
-  const call = (method: string, key: string, headers: Record<string, string> = {}) =>
-    requestUpstream(fauxqs, {
-      method,
-      path: `/${bucket}${key}`,
-      headers: { ...host, ...headers },
-      ...(method === 'PUT' && key ? { body: 'x' } : {}),
-    });
-  const stale = '"00000000000000000000000000000000"';
-  await call('PUT', '');
-  await call('PUT', '/probe');
-  const gaps = {
-    putIfNoneMatch: (await call('PUT', '/probe', { 'if-none-match': '*' })).status !== 412,
-    putIfMatch: (await call('PUT', '/probe', { 'if-match': stale })).status !== 412,
-    deleteIfMatch: (await call('DELETE', '/probe', { 'if-match': stale })).status !== 412,
-  };
-  await call('DELETE', '/probe');
-  await call('DELETE', '');
-  return gaps;
-};
-
-/** Does the emulator know StartMessageMoveTask? (An unknown action answers InvalidAction.) */
-const probeMoveTasks = async (fauxqs: string): Promise<boolean> => {
-  const answer = await requestUpstream(fauxqs, {
-    method: 'POST',
-    path: '/',
-    headers: {
-      'content-type': 'application/x-amz-json-1.0',
-      'x-amz-target': 'AmazonSQS.ListMessageMoveTasks',
-    },
-    body: JSON.stringify({ SourceArn: 'arn:aws:sqs:us-east-1:000000000000:onceflow-probe' }),
-  });
-  return answer.body.includes('InvalidAction') || answer.body.includes('Unknown action');
-};
 
 /** The services the edge answers (itself or through an emulator). */
 const SERVED_SERVICES = new Set([
@@ -215,25 +155,6 @@ const refuseService = (res: ServerResponse, service: string) => {
       message: `the onceflow local edge does not serve ${service}; it serves ${[...SERVED_SERVICES].join(', ')}`,
     }),
   );
-};
-
-/** Does the emulator accept a body with an emoji, as SQS does? (A real send, not a belief.) */
-const probeSupplementaryCharacters = async (fauxqs: string): Promise<boolean> => {
-  const call = (action: string, body: unknown) =>
-    requestUpstream(fauxqs, {
-      method: 'POST',
-      path: '/',
-      headers: {
-        'content-type': 'application/x-amz-json-1.0',
-        'x-amz-target': `AmazonSQS.${action}`,
-      },
-      body: JSON.stringify(body),
-    });
-  const created = await call('CreateQueue', { QueueName: `onceflow-probe-${Date.now()}` });
-  const { QueueUrl } = v.parse(v.object({ QueueUrl: v.string() }), JSON.parse(created.body));
-  const sent = await call('SendMessage', { QueueUrl, MessageBody: 'probe \u{1F4E6}' });
-  await call('DeleteQueue', { QueueUrl });
-  return sent.status === 200;
 };
 
 export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emulators> => {
@@ -276,13 +197,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     const fauxqsEndpoint = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     const fauxqs: Upstream = { url: fauxqsEndpoint, name: 'fauxqs (SQS, S3)' };
     const dynamodb: Upstream = { url: dynamo.endpoint, name: `DynamoDB Local (pid ${dynamo.pid})` };
-    const gaps = {
-      s3Preconditions: await probeS3Preconditions(fauxqsEndpoint),
-      moveTasks: await probeMoveTasks(fauxqsEndpoint),
-      supplementaryCharacters:
-        (await acceptSupplementaryCharacters()) &&
-        (await probeSupplementaryCharacters(fauxqsEndpoint)),
-    };
+    const gaps = await probeFauxqsGaps(fauxqsEndpoint);
     if (!gaps.supplementaryCharacters)
       options.warn?.('fauxqs refuses message bodies with emoji and other supplementary characters');
     const preconditions = new S3Preconditions(fauxqs, gaps.s3Preconditions);

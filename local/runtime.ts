@@ -10,13 +10,8 @@ import type { Readable } from 'node:stream';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
 import { adminClients } from './clients.ts';
-import {
-  type EdgeCall,
-  type Emulators,
-  LOCAL_CREDENTIALS,
-  type RunningDynamoLocal,
-  startEmulators,
-} from './emulators.ts';
+import type { RunningDynamoLocal } from './dynamodb-local.ts';
+import { type EdgeCall, type Emulators, LOCAL_CREDENTIALS, startEmulators } from './emulators.ts';
 import { LambdaEnvironment } from './lambda-environment.ts';
 import { waitFor } from './net.ts';
 import { type LocalFunction, type ProvisionedStack, provisionStack } from './provision.ts';

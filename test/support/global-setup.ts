@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
-import { type RunningDynamoLocal, startEmulators } from '../../local/emulators.ts';
+import type { RunningDynamoLocal } from '../../local/dynamodb-local.ts';
+import { startEmulators } from '../../local/emulators.ts';
 import { synthAssembly } from './assembly.ts';
 
 declare module 'vitest' {
