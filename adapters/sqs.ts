@@ -10,6 +10,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { hourNotificationFields } from '../shared/coalesce.ts';
+import { mapLimit } from '../shared/concurrency.ts';
 import type { HourNotifier } from '../shared/ingest.ts';
 import { sleep } from './backoff.ts';
 
@@ -106,12 +107,18 @@ export interface SendBodiesOptions {
   readonly onProgress?: (sent: number, total: number) => void;
   /** For a FIFO queue: each body's message group and deduplication id. */
   readonly fifo?: (index: number) => { readonly groupId: string; readonly deduplicationId: string };
+  /**
+   * Requests in flight at once. Default 1: the bodies arrive in the order given. More sends
+   * faster, in no particular order (a standard queue promises none anyway; every onceflow body
+   * is applied the same in any order); refused with `fifo`, whose groups need their order.
+   */
+  readonly inFlight?: number;
 }
 
 /**
- * Sends every body as one message, in order, packed by size. Entries failing through no fault
- * of their own are retried with backoff; bodies SQS refuses for good are returned, and the
- * rest still go.
+ * Sends every body as one message, packed by size, in order (unless `inFlight` trades the order
+ * for speed). Entries failing through no fault of their own are retried with backoff; bodies SQS
+ * refuses for good are returned, and the rest still go.
  */
 export const sendBodies = async (
   sqs: SQSClient,
@@ -126,13 +133,19 @@ export const sendBodies = async (
     reason: `the body is ${Buffer.byteLength(bodies[index] ?? '', 'utf8')} bytes; the queue takes at most ${maxMessageBytes}`,
   }));
   const attempts = options.attempts ?? 8;
+  const inFlight = options.inFlight ?? 1;
+  if (options.fifo && inFlight > 1)
+    throw new Error('a FIFO queue takes its messages one request at a time, in order');
   const started = Date.now();
   let sent = 0;
-  for (const request of requests) {
+  // Entries handed to SQS so far, retries included: what the rate is kept to.
+  let attempted = 0;
+  const sendRequest = async (request: readonly number[]) => {
     let pending = request;
     for (let attempt = 1; pending.length > 0; attempt++) {
+      attempted += pending.length;
       if (options.rate) {
-        const ahead = started + ((sent + pending.length) / options.rate) * 1000 - Date.now();
+        const ahead = started + (attempted / options.rate) * 1000 - Date.now();
         if (ahead > 0) await sleep(ahead);
       }
       const out = await sqs.send(
@@ -167,7 +180,8 @@ export const sendBodies = async (
       if (pending.length > 0) await sleep(50 * 2 ** attempt);
     }
     options.onProgress?.(sent, bodies.length);
-  }
+  };
+  await mapLimit(requests, inFlight, sendRequest);
   return { sent, refused: refused.sort((a, b) => a.index - b.index) };
 };
 

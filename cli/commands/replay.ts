@@ -12,7 +12,7 @@ import { queueDepth } from '../../adapters/sqs.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
 import { formatHour, hoursBetween, parseEventTime } from '../../shared/time.ts';
-import { progress, run, target } from '../program.ts';
+import { number, progress, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import type { Interval } from './interval.ts';
 import { parseInterval } from './interval.ts';
@@ -176,6 +176,8 @@ export interface ArchiveSelection extends RecoverySelection {
 
 export interface ReplayOptions {
   readonly onProgress?: (done: number, total: number) => void;
+  /** SendMessageBatch requests in flight; default 1, in the selection's order (see sendBodies). */
+  readonly inFlight?: number;
   /**
    * Archived batches read, then sent, at a time: what the replay holds in memory (at most this
    * many bodies of up to the queue's 1 MiB). Default 160.
@@ -222,11 +224,10 @@ export const replayArchive = async (
       else found.push({ key, body });
     }
     const bodies = found.map((f) => f.body);
-    const sent = await sendLines(
-      target,
-      bodies,
-      onProgress ? { onProgress: (done) => onProgress(start + done, keys.length) } : {},
-    );
+    const sent = await sendLines(target, bodies, {
+      ...(options.inFlight ? { inFlight: options.inFlight } : {}),
+      ...(onProgress ? { onProgress: (done) => onProgress(start + done, keys.length) } : {}),
+    });
     batches += sent.sent;
     for (const r of sent.refused)
       refused.push({ key: found[r.line - 1]?.key ?? '', reason: r.reason });
@@ -291,6 +292,11 @@ export const register = (program: Command): void => {
     )
     .option('--received-to <time>', 'batches received before this time (default now)')
     .option('--pending', 'also the batches the ledger shows pending (after a table restore)')
+    .option(
+      '--in-flight <n>',
+      'SendMessageBatch requests at once (faster, in no particular order; default 1, in order)',
+      number('a count', 1, 64),
+    )
     .addHelpText(
       'after',
       '\nExample:\n  npx onceflow replay archive --from 2026-10-01 --to 2026-10-02\n' +
@@ -304,6 +310,7 @@ export const register = (program: Command): void => {
           receivedFrom?: string;
           receivedTo?: string;
           pending?: boolean;
+          inFlight?: number;
         }) => {
           const interval = parseInterval(o.from, o.to, false);
           const receivedFromMs =
@@ -322,7 +329,7 @@ export const register = (program: Command): void => {
               ...(receivedToMs === undefined ? {} : { receivedToMs }),
               ...(o.pending ? { pending: true } : {}),
             },
-            { onProgress: bar.update },
+            { onProgress: bar.update, ...(o.inFlight ? { inFlight: o.inFlight } : {}) },
           );
           bar.stop();
           console.log(`re-sent ${result.batches} archived batches`);

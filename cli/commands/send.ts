@@ -9,6 +9,8 @@ export interface SendOptions {
   /** Messages per second at most; undefined: as fast as possible. */
   readonly rate?: number;
   readonly onProgress?: (sent: number, total: number) => void;
+  /** SendMessageBatch requests in flight; default 1, in the file's order (see sendBodies). */
+  readonly inFlight?: number;
 }
 
 /**
@@ -34,18 +36,25 @@ export const register = (program: Command): void => {
     .description('send each line of an NDJSON file as one SQS message body to the orders queue')
     .argument('<file>', 'NDJSON file, one order batch (or any body) per line; - for stdin')
     .option('--rate <n>', 'messages per second at most', number('a rate', 0.1))
+    .option(
+      '--in-flight <n>',
+      'SendMessageBatch requests at once (faster, in no particular order; default 1, in order)',
+      number('a count', 1, 64),
+    )
     .addHelpText(
       'after',
-      '\nExample:\n  npx onceflow send test/fixtures/seed-orders/batches.ndjson --rate 50',
+      '\nExample:\n  npx onceflow send test/fixtures/seed-orders/batches.ndjson --rate 50\n' +
+        '  npx onceflow send batches.ndjson --in-flight 8',
     )
     .action(
-      run(async (file: string, options: { rate?: number }) => {
+      run(async (file: string, options: { rate?: number; inFlight?: number }) => {
         const text = readFileSync(file === '-' ? 0 : file, 'utf8');
         const lines = text.split('\n').filter((l) => l.trim() !== '');
         const t = await target();
         const bar = progress('sending');
         const { sent, refused } = await sendLines(t, lines, {
           ...(options.rate ? { rate: options.rate } : {}),
+          ...(options.inFlight ? { inFlight: options.inFlight } : {}),
           onProgress: bar.update,
         });
         bar.stop();

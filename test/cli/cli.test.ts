@@ -145,7 +145,17 @@ describe('onceflow against the local stack', () => {
     await s.cli('send', SEED);
     await s.cli('drain');
     const before = { items: await s.views.tableItems(), hours: essence(await s.views.hourly()) };
-    const replayed = await s.cli('replay', 'archive', '--from', '2026-09-30', '--to', '2026-10-03');
+    // Several requests in flight: in no particular order, which changes nothing either.
+    const replayed = await s.cli(
+      'replay',
+      'archive',
+      '--from',
+      '2026-09-30',
+      '--to',
+      '2026-10-03',
+      '--in-flight',
+      '4',
+    );
     expect(replayed.stdout).toContain('re-sent 4 archived batches');
     expect((await s.cli('drain')).code).toBe(0);
     expect({ items: await s.views.tableItems(), hours: essence(await s.views.hourly()) }).toEqual(
