@@ -23,13 +23,7 @@ const ResultsSchema = v.object({
 
 const latest = readdirSync(CACHE)
   .map((dir) => join(CACHE, dir, 'results.json'))
-  .filter((file) => {
-    try {
-      return statSync(file).isFile();
-    } catch {
-      return false;
-    }
-  })
+  .filter((file) => existsSync(file))
   .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
 if (!latest) throw new Error(`no vitest results under ${CACHE}: run npm test first`);
 const results = v.parse(ResultsSchema, JSON.parse(readFileSync(latest, 'utf8')));

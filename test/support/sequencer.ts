@@ -12,7 +12,7 @@ import * as v from 'valibot';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** test file (relative to the project) → seconds. */
-export const DurationsSchema = v.record(v.string(), v.number());
+const DurationsSchema = v.record(v.string(), v.number());
 
 export const DURATIONS_FILE = join(import.meta.dirname, '..', 'durations.json');
 
