@@ -27,6 +27,7 @@ import {
   RAW_PREFIX,
   REJECT_PREFIX,
   rejectKey,
+  rejectKeyFields,
 } from '../shared/keys.ts';
 import type { HourLifecycle } from '../shared/lifecycle.ts';
 import { describeValidationIssues } from '../shared/schema.ts';
@@ -101,6 +102,12 @@ export const RejectObjectSchema = v.object({
 
 /** A quarantined message as stored, with the key of its object. */
 export type StoredReject = v.InferOutput<typeof RejectObjectSchema> & { readonly key: string };
+
+/** Which rejects to read: one reason, and those sent at or after an instant. */
+export interface RejectFilter {
+  readonly reason?: string;
+  readonly sinceMs?: number;
+}
 
 /** A reject object's text, validated; throws naming the key when it is not one. */
 export const parseRejectObject = (key: string, text: string): StoredReject => {
@@ -189,7 +196,7 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
     await this.#client.send(
       new PutObjectCommand({
         Bucket: this.#bucket,
-        Key: rejectKey(source, sentAtMs, id ?? reject.messageId),
+        Key: rejectKey(source, reject.reason, sentAtMs, id ?? reject.messageId),
         Body: JSON.stringify({ source, sentAt: new Date(sentAtMs).toISOString(), ...rest }),
         ContentType: JSON_TYPE,
       }),
@@ -241,12 +248,48 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
     }
   }
 
-  /** Every reject object, validated, in key order (the order they were sent in, by source). */
-  async listRejects(): Promise<StoredReject[]> {
-    const keys = await this.listKeys(REJECT_PREFIX);
-    return mapLimit(keys, READS_IN_FLIGHT, async (key) =>
+  /**
+   * The reject objects, validated, in the order they were sent: all of them, or those of a
+   * reason sent at or after an instant. The keys name both (`rejectKey`), so only the objects
+   * that match are read; a key without them (written before they were in it, or not by the
+   * quarantine, which is then named) is read to decide.
+   */
+  async listRejects(filter: RejectFilter = {}): Promise<StoredReject[]> {
+    const { reason, sinceMs } = filter;
+    const sinceDate =
+      sinceMs === undefined ? undefined : new Date(sinceMs).toISOString().slice(0, 10);
+    const keys = (await this.listKeys(REJECT_PREFIX)).filter((key) => {
+      const fields = rejectKeyFields(key);
+      if (!fields) return true;
+      if (reason !== undefined && fields.reason !== undefined && fields.reason !== reason)
+        return false;
+      return sinceDate === undefined || fields.date >= sinceDate;
+    });
+    const rejects = await mapLimit(keys, READS_IN_FLIGHT, async (key) =>
       parseRejectObject(key, (await this.getText(key)) ?? ''),
     );
+    return rejects
+      .filter(
+        (r) =>
+          (reason === undefined || r.reason === reason) &&
+          (sinceMs === undefined || Date.parse(r.sentAt) >= sinceMs),
+      )
+      .sort((a, b) => a.sentAt.localeCompare(b.sentAt) || a.key.localeCompare(b.key));
+  }
+
+  /** How many rejects of each reason, from their keys: an object is read only if its key lacks it. */
+  async countRejects(): Promise<Record<string, number>> {
+    const keys = await this.listKeys(REJECT_PREFIX);
+    const reasons = await mapLimit(
+      keys,
+      READS_IN_FLIGHT,
+      async (key) =>
+        rejectKeyFields(key)?.reason ??
+        parseRejectObject(key, (await this.getText(key)) ?? '').reason,
+    );
+    const counts: Record<string, number> = {};
+    for (const reason of reasons) counts[reason] = (counts[reason] ?? 0) + 1;
+    return counts;
   }
 
   /** An object's content as text (raw batches, rejects); undefined when there is none. */

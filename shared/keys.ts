@@ -59,8 +59,27 @@ export const archiveKeyOfArrival = (key: string): string | undefined => {
 
 export const REJECT_PREFIX = 'rejects/';
 /**
- * Keyed by SQS message id (or, for an event conflict, by batch and event), so a redelivered
- * reject overwrites itself instead of piling up.
+ * `rejects/<source>/reason=<reason>/date=<sent date>/<id>.json`. Keyed by SQS message id (or,
+ * for an event conflict, by batch and event), so a redelivered reject overwrites itself instead
+ * of piling up. The reason and the day it was sent are in the key, so counting rejects by reason
+ * or selecting them by reason and day takes a listing, not a read of every object.
  */
-export const rejectKey = (source: string, sentAtMs: number, id: string) =>
-  `${REJECT_PREFIX}${source}/date=${new Date(sentAtMs).toISOString().slice(0, 10)}/${encodeURIComponent(id)}.json`;
+export const rejectKey = (source: string, reason: string, sentAtMs: number, id: string) =>
+  `${REJECT_PREFIX}${source}/reason=${reason}/date=${new Date(sentAtMs).toISOString().slice(0, 10)}/${encodeURIComponent(id)}.json`;
+
+/** What a reject's key tells without reading the object. */
+export interface RejectKeyFields {
+  readonly source: string;
+  /** Absent in keys written before the reason was part of the key: read the object for it. */
+  readonly reason?: string;
+  /** The UTC day it was sent, `2026-10-01`. */
+  readonly date: string;
+}
+
+const REJECT_KEY = /^rejects\/([^/]+)\/(?:reason=([^/]+)\/)?date=(\d{4}-\d{2}-\d{2})\//;
+/** The fields of a reject key; undefined for a key the quarantine did not write. */
+export const rejectKeyFields = (key: string): RejectKeyFields | undefined => {
+  const m = REJECT_KEY.exec(key);
+  if (!m?.[1] || !m[3]) return undefined;
+  return { source: m[1], ...(m[2] ? { reason: m[2] } : {}), date: m[3] };
+};

@@ -1,21 +1,29 @@
 /** `onceflow rejects`: the quarantine. */
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { S3Store, type StoredReject } from '../../adapters/s3.ts';
+import { type RejectFilter, S3Store, type StoredReject } from '../../adapters/s3.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { UnexpectedObjectError } from '../../shared/errors.ts';
 import { parseEventTime } from '../../shared/time.ts';
 import { json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 
-export const listRejects = async (target: Target): Promise<StoredReject[]> => {
+/** Reads the quarantine; an object that is not a reject is named as the command's error. */
+const fromQuarantine = async <T>(target: Target, read: (store: S3Store) => Promise<T>) => {
   try {
-    return await new S3Store(target.clients.s3, target.output('BucketName')).listRejects();
+    return await read(new S3Store(target.clients.s3, target.output('BucketName')));
   } catch (error) {
     if (error instanceof UnexpectedObjectError) throw new CliError(error.message, { cause: error });
     throw error;
   }
 };
+
+export const listRejects = (target: Target, filter: RejectFilter = {}): Promise<StoredReject[]> =>
+  fromQuarantine(target, (store) => store.listRejects(filter));
+
+/** Rejects by reason, read from their keys. */
+export const countRejects = (target: Target): Promise<Record<string, number>> =>
+  fromQuarantine(target, (store) => store.countRejects());
 
 /** `--since`: a date (`2026-10-01`) or an RFC 3339 time, as epoch milliseconds. */
 const sinceMs = (text: string): number => {
@@ -37,12 +45,10 @@ export const register = (program: Command): void => {
     )
     .action(
       run(async (o: { json?: boolean; reason?: string; since?: string }) => {
-        const since = o.since === undefined ? undefined : sinceMs(o.since);
-        const rejects = (await listRejects(await target())).filter(
-          (r) =>
-            (o.reason === undefined || r.reason === o.reason) &&
-            (since === undefined || Date.parse(r.sentAt) >= since),
-        );
+        const rejects = await listRejects(await target(), {
+          ...(o.reason === undefined ? {} : { reason: o.reason }),
+          ...(o.since === undefined ? {} : { sinceMs: sinceMs(o.since) }),
+        });
         if (o.json) {
           json(rejects);
           return 0;

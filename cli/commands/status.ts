@@ -10,7 +10,7 @@ import { queueDepth } from '../../adapters/sqs.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { globals, json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
-import { listRejects } from './rejects.ts';
+import { countRejects } from './rejects.ts';
 
 export interface QueueStatus {
   readonly name: string;
@@ -120,8 +120,7 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
         }
       : {}),
   };
-  const rejects: Record<string, number> = {};
-  for (const r of await listRejects(target)) rejects[r.reason] = (rejects[r.reason] ?? 0) + 1;
+  const rejects = await countRejects(target);
   // The local runtime's metrics are in its log files; there is no CloudWatch to ask.
   if (target.kind === 'local') {
     const duplicates = logDir ? metricFromLogs(logDir, 'DuplicateBatches') : undefined;

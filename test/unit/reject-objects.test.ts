@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseRejectObject } from '../../adapters/s3.ts';
 import { UnexpectedObjectError } from '../../shared/errors.ts';
+import { rejectKey, rejectKeyFields } from '../../shared/keys.ts';
 
-const KEY = 'rejects/ingest/date=2026-10-01/m-1.json';
+const KEY = 'rejects/ingest/reason=invalid-json/date=2026-10-01/m-1.json';
 const record = {
   source: 'ingest',
   sentAt: '2026-10-01T08:00:00.000Z',
@@ -38,5 +39,29 @@ describe('reading a reject object', () => {
       expect((error as Error).message).toBe(`${KEY}: is not JSON`);
       expect((error as Error).cause).toBeInstanceOf(SyntaxError);
     }
+  });
+});
+
+describe('the key of a reject', () => {
+  it('names the source, the reason and the day sent, and reads them back', () => {
+    const key = rejectKey('ingest', 'event-conflict', Date.parse('2026-10-01T23:59:59Z'), 'b/e/1');
+    expect(key).toBe('rejects/ingest/reason=event-conflict/date=2026-10-01/b%2Fe%2F1.json');
+    expect(rejectKeyFields(key)).toEqual({
+      source: 'ingest',
+      reason: 'event-conflict',
+      date: '2026-10-01',
+    });
+  });
+
+  it('reads a key without the reason, as written before it was in the key, with no reason', () => {
+    expect(rejectKeyFields('rejects/aggregate/date=2026-10-01/m-1.json')).toEqual({
+      source: 'aggregate',
+      date: '2026-10-01',
+    });
+  });
+
+  it('reads nothing from a key the quarantine did not write', () => {
+    expect(rejectKeyFields('rejects/ingest/m-1.json')).toBeUndefined();
+    expect(rejectKeyFields('raw/date=2026-10-01/hour=09/b.json')).toBeUndefined();
   });
 });

@@ -1,0 +1,121 @@
+/**
+ * The quarantine is read by key first: `status` counts rejects by reason and `rejects --reason
+ * --since` selects them without reading every object, on a real S3 API (fauxqs).
+ */
+import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
+import { S3Store } from '../../adapters/s3.ts';
+import type { RejectReason } from '../../shared/errors.ts';
+import type { Reject } from '../../shared/ingest.ts';
+import { createAdminClients, uniqueName } from '../support/pipeline.ts';
+
+/** The keys of the objects each GetObject read. */
+const recordReads = (client: S3Client) => {
+  const reads: string[] = [];
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'GetObjectCommand')
+        reads.push((args.input as { Key?: string }).Key ?? '');
+      return next(args);
+    },
+    { step: 'initialize', name: 'recordReads' },
+  );
+  return reads;
+};
+
+const reject = (
+  messageId: string,
+  reason: RejectReason,
+  sentAt: string,
+  extra: Partial<Reject> = {},
+): Reject => ({
+  source: 'ingest',
+  messageId,
+  sentAtMs: Date.parse(sentAt),
+  reason,
+  detail: `${reason} of ${messageId}`,
+  body: `{"batchId": "${messageId}"`,
+  ...extra,
+});
+
+/** A bucket holding rejects of three reasons over three days, and one in the earlier layout. */
+const quarantine = async () => {
+  const { s3 } = createAdminClients();
+  const Bucket = uniqueName('rejects').toLowerCase();
+  await s3.send(new CreateBucketCommand({ Bucket }));
+  const store = new S3Store(s3, Bucket);
+  const rejects = [
+    reject('m-3', 'invalid-json', '2026-10-03T00:00:01Z'),
+    reject('m-1', 'schema-violation', '2026-10-01T23:59:59Z'),
+    reject('m-2', 'schema-violation', '2026-10-02T08:00:00Z'),
+    reject('m-4', 'schema-violation', '2026-10-03T09:00:00Z'),
+    // Several rejects of one message, named by batch and event, slashes included.
+    reject('m-5', 'event-conflict', '2026-10-02T12:00:00Z', { id: 'b-5/event-conflict/a1' }),
+    reject('m-5', 'event-conflict', '2026-10-02T12:00:00Z', { id: 'b-5/event-conflict/b2' }),
+  ];
+  for (const r of rejects) await store.put(r);
+  // As the quarantine wrote it before the reason was part of the key.
+  const legacyKey = 'rejects/ingest/date=2026-10-02/m-0.json';
+  await s3.send(
+    new PutObjectCommand({
+      Bucket,
+      Key: legacyKey,
+      Body: JSON.stringify({
+        source: 'ingest',
+        sentAt: '2026-10-02T06:00:00.000Z',
+        reason: 'oversize',
+        detail: 'too large',
+        messageId: 'm-0',
+        body: 'x',
+      }),
+    }),
+  );
+  return { store, reads: recordReads(s3), legacyKey };
+};
+
+describe('reading the quarantine', () => {
+  it('counts rejects by reason from their keys, reading only an object whose key lacks it', async () => {
+    const { store, reads, legacyKey } = await quarantine();
+    expect(await store.countRejects()).toEqual({
+      'event-conflict': 2,
+      'invalid-json': 1,
+      oversize: 1,
+      'schema-violation': 3,
+    });
+    expect(reads).toEqual([legacyKey]);
+  });
+
+  it('reads only the objects of the reason and days asked for, and returns them in the order they were sent', async () => {
+    const { store, reads, legacyKey } = await quarantine();
+    const since = Date.parse('2026-10-02T07:00:00Z');
+    const selected = await store.listRejects({ reason: 'schema-violation', sinceMs: since });
+    expect(selected.map((r) => r.messageId)).toEqual(['m-2', 'm-4']);
+    // The day before is left unread; the same day is read to compare the time sent; the legacy
+    // object is read for its reason.
+    expect([...reads].sort()).toEqual(
+      [
+        legacyKey,
+        'rejects/ingest/reason=schema-violation/date=2026-10-02/m-2.json',
+        'rejects/ingest/reason=schema-violation/date=2026-10-03/m-4.json',
+      ].sort(),
+    );
+  });
+
+  it('returns every reject in the order they were sent when nothing is asked for', async () => {
+    const { store } = await quarantine();
+    const all = await store.listRejects();
+    expect(all.map((r) => [r.messageId, r.reason])).toEqual([
+      ['m-1', 'schema-violation'],
+      ['m-0', 'oversize'],
+      ['m-2', 'schema-violation'],
+      ['m-5', 'event-conflict'],
+      ['m-5', 'event-conflict'],
+      ['m-3', 'invalid-json'],
+      ['m-4', 'schema-violation'],
+    ]);
+    expect(all.filter((r) => r.messageId === 'm-5').map((r) => r.key)).toEqual([
+      'rejects/ingest/reason=event-conflict/date=2026-10-02/b-5%2Fevent-conflict%2Fa1.json',
+      'rejects/ingest/reason=event-conflict/date=2026-10-02/b-5%2Fevent-conflict%2Fb2.json',
+    ]);
+  });
+});
