@@ -17,6 +17,7 @@
  */
 import * as v from 'valibot';
 import { type AggregatorPorts, type PublishOutcome, publishHour } from './aggregator.ts';
+import { mapLimit } from './concurrency.ts';
 import { type DayIndexPorts, publishDayIndex } from './day-index.ts';
 import type { FinalMark } from './lifecycle.ts';
 import { formatHour, MS_PER_HOUR, parseHour } from './time.ts';
@@ -60,6 +61,9 @@ export interface FinalizerSettings {
    */
   readonly closeGraceMs: number;
 }
+
+/** Hours closed, and published as final, at once. */
+const HOURS_IN_FLIGHT = 16;
 
 /** The grace under `quarantine`: far above the pending index's lag (seconds at most). */
 export const QUARANTINE_CLOSE_GRACE_MS = 60_000;
@@ -120,19 +124,20 @@ export const finalizeHours = async (
     candidates.push(hour);
   }
   const marks = await ports.marks.marksOf(candidates);
-  const closed: string[] = [];
-  for (const candidate of candidates) {
-    if (marks.has(candidate)) continue;
-    marks.set(candidate, await ports.marks.close(candidate, ports.now()));
-    closed.push(candidate);
-  }
+  const closed = candidates.filter((c) => !marks.has(c));
+  const closing = await mapLimit(closed, HOURS_IN_FLIGHT, async (hour) => ({
+    hour,
+    mark: await ports.marks.close(hour, ports.now()),
+  }));
+  for (const { hour, mark } of closing) marks.set(hour, mark);
   // Without a grace, a second look after closing is all it takes (the hours may have been
   // closed by this run or by a concurrent one).
   const grace = settings.closeGraceMs;
   if (grace === 0 && candidates.some((c) => marks.get(c)?.finalizedAtMs === undefined))
     pending = await lookAtPending();
 
-  const finalized: FinalizedHour[] = [];
+  // The hours that can be final now: the candidates up to the first one still held.
+  const ready: string[] = [];
   for (const candidate of candidates) {
     const mark = marks.get(candidate);
     if (mark?.finalizedAtMs === undefined) {
@@ -144,12 +149,17 @@ export const finalizeHours = async (
         heldBy = 'pending-batch';
         break;
       }
-      await ports.marks.confirm(candidate, ports.now());
     }
-    const published = publishedOf(await publishHour(candidate, ports.aggregator));
-    await ports.marks.recordFinalRevision(candidate, published.revision);
-    finalized.push({ hour: candidate, ...published });
+    ready.push(candidate);
   }
+  // Hours are independent of one another: a backlog (a week is 168 hours) is published several at
+  // a time. If one fails, the cursor stays and the next run redoes them all, each idempotently.
+  const finalized = await mapLimit(ready, HOURS_IN_FLIGHT, async (hour): Promise<FinalizedHour> => {
+    if (marks.get(hour)?.finalizedAtMs === undefined) await ports.marks.confirm(hour, ports.now());
+    const published = publishedOf(await publishHour(hour, ports.aggregator));
+    await ports.marks.recordFinalRevision(hour, published.revision);
+    return { hour, ...published };
+  });
   // Each day's index after its hour objects: a reader never finds an entry before its object.
   for (const date of new Set(finalized.map((f) => f.hour.slice(0, 10))))
     await publishDayIndex(date, ports.index);

@@ -8,6 +8,7 @@ import { DEADLINE_MS } from '../support/deadlines.ts';
 import { useEmulators } from '../support/emulators.ts';
 import { apply, batch, DAY, dayIndex, H09, H10, objectOf } from '../support/hours.ts';
 import { uniqueName } from '../support/names.ts';
+import { holdUntilConcurrent } from '../support/overlap.ts';
 import { createPipeline, stateViews } from '../support/pipeline.ts';
 
 describe('finished hours (allowedLatenessMinutes 120)', () => {
@@ -85,6 +86,24 @@ describe('finished hours (allowedLatenessMinutes 120)', () => {
     const run = await p.finalize();
     expect(run.finalized.map((f) => [f.hour, f.events])).toEqual([[H09, 2]]);
     expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 2 });
+  });
+
+  it('publishes a backlog of hours several at a time, and reports and lists them in hour order', async () => {
+    const p = await createPipeline();
+    await apply(p, batch('04:10'), batch('05:10', '05:20'), batch('07:10'), batch('12:40'));
+    // Three hour objects to publish: a run that publishes them one at a time never has the
+    // three in flight at once, and fails here.
+    holdUntilConcurrent(p.faults, 'PutObject:aggregates', 3);
+    const run = await p.finalize();
+    const backlog = ['04', '05', '06', '07', '08', '09'].map((h) => `${DAY}T${h}:00:00Z`);
+    expect(run.finalized.map((f) => [f.hour, f.events])).toEqual(
+      backlog.map((hour, i) => [hour, [1, 2, 0, 1, 0, 0][i]]),
+    );
+    expect(run.nextHour).toBe(H10);
+    // Only the hours with events have an object; the empty ones are final in the index alone.
+    for (const hour of [backlog[0], backlog[1], backlog[3]])
+      expect(await objectOf(p, hour ?? '')).toMatchObject({ final: true, amendments: 0 });
+    expect((await dayIndex(p))?.hours.map((h) => h.hour)).toEqual(backlog);
   });
 
   it('finalizes once when two runs overlap', async () => {
