@@ -11,6 +11,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvocationError } from './lambda-environment.ts';
 import { ASYNC_INVOKE_PAYLOAD_BYTES, INVOKE_PAYLOAD_BYTES } from './lambda-quotas.ts';
 import { logGroupOf } from './logs-api.ts';
 import type { LocalFunction } from './provision.ts';
@@ -117,6 +118,12 @@ export const logTail = (
 
 /** What the handler threw, in the shape Lambda's Node.js runtime reports it. */
 const unhandled = (thrown: unknown) => {
+  // As the environment reported it: what the handler threw, or the environment's own failure
+  // (timeout, crash, a response over the quota), which has no trace.
+  if (thrown instanceof InvocationError)
+    return thrown.kind === 'handled'
+      ? { errorType: thrown.errorType, errorMessage: thrown.errorMessage, trace: thrown.trace }
+      : { errorType: thrown.errorType, errorMessage: thrown.errorMessage };
   const e = thrown instanceof Error ? thrown : new Error(String(thrown));
   return { errorType: e.name, errorMessage: e.message, trace: (e.stack ?? '').split('\n') };
 };

@@ -6,21 +6,51 @@
 
 import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
+import { RESPONSE_PAYLOAD_BYTES } from './lambda-quotas.ts';
 import type { LocalFunction } from './provision.ts';
 
-export type InvocationFailure = 'handled' | 'timeout' | 'crash' | 'init';
+export type InvocationFailure = 'handled' | 'timeout' | 'crash' | 'init' | 'response-size';
 
-/** The invocation failed as a whole (the event source mapping retries the whole batch). */
+/**
+ * The invocation failed as a whole (the event source mapping retries the whole batch), with the
+ * error type and message Lambda reports for it (`Invoke` returns them as its payload).
+ */
 export class InvocationError extends Error {
   override readonly name = 'InvocationError';
   readonly kind: InvocationFailure;
-  constructor(kind: InvocationFailure, message: string) {
-    super(message);
+  readonly errorType: string;
+  readonly errorMessage: string;
+  /** The stack of what the handler threw, line by line; empty for the environment's failures. */
+  readonly trace: readonly string[];
+  constructor(
+    kind: InvocationFailure,
+    errorType: string,
+    errorMessage: string,
+    trace: readonly string[] = [],
+  ) {
+    super(`${errorType}: ${errorMessage}`);
     this.kind = kind;
+    this.errorType = errorType;
+    this.errorMessage = errorMessage;
+    this.trace = trace;
   }
 }
 
+/** What Lambda answers when a response is over its quota: the runtime's post of it is refused. */
+const responseTooLarge = () =>
+  new InvocationError(
+    'response-size',
+    'Function.ResponseSizeTooLarge',
+    `Response payload size exceeded maximum allowed payload size (${RESPONSE_PAYLOAD_BYTES} bytes).`,
+  );
+
+/** The response's size as Lambda counts it, in UTF-8 bytes (counted only when it could be over). */
+const isTooLarge = (json: string) =>
+  json.length * 3 > RESPONSE_PAYLOAD_BYTES && Buffer.byteLength(json) > RESPONSE_PAYLOAD_BYTES;
+
 interface Pending {
+  /** The worker running it: a worker replaced since (after a timeout) no longer answers it. */
+  worker: Worker;
   resolve(value: unknown): void;
   reject(error: Error): void;
   timer: NodeJS.Timeout;
@@ -92,7 +122,7 @@ export class LambdaEnvironment {
           id?: number;
           ok?: boolean;
           json?: string;
-          error?: { errorType: string; errorMessage: string };
+          error?: { errorType: string; errorMessage: string; stack: string };
           initMs?: number;
         }) => {
           if (message.type === 'ready') {
@@ -102,40 +132,45 @@ export class LambdaEnvironment {
             reject(
               new InvocationError(
                 'init',
-                `${message.error?.errorType}: ${message.error?.errorMessage}`,
+                message.error?.errorType ?? 'Runtime.Unknown',
+                message.error?.errorMessage ?? '',
               ),
             );
             void worker.terminate();
-          } else if (message.type === 'result' && this.#pending) {
+          } else if (message.type === 'result' && this.#pending?.worker === worker) {
             const pending = this.#pending;
             this.#pending = undefined;
             clearTimeout(pending.timer);
-            if (message.ok) pending.resolve(JSON.parse(message.json ?? 'null'));
+            const json = message.json ?? 'null';
+            if (message.ok && isTooLarge(json)) pending.reject(responseTooLarge());
+            else if (message.ok) pending.resolve(JSON.parse(json));
             else
               pending.reject(
                 new InvocationError(
                   'handled',
-                  `${message.error?.errorType}: ${message.error?.errorMessage}`,
+                  message.error?.errorType ?? 'Error',
+                  message.error?.errorMessage ?? '',
+                  (message.error?.stack ?? '').split('\n'),
                 ),
               );
           }
         },
       );
-      worker.on('error', (error) => reject(new InvocationError('init', error.message)));
+      worker.on('error', (error) => reject(new InvocationError('init', error.name, error.message)));
       worker.on('exit', () => {
-        if (this.#worker === worker) {
-          this.#worker = undefined;
-          this.#ready = undefined;
-        }
-        reject(new InvocationError('crash', 'the environment exited during init'));
+        this.#detach(worker);
+        reject(
+          new InvocationError('crash', 'Runtime.ExitError', 'the environment exited during init'),
+        );
         const pending = this.#pending;
-        if (pending) {
+        if (pending?.worker === worker) {
           this.#pending = undefined;
           clearTimeout(pending.timer);
           pending.reject(
             new InvocationError(
               'crash',
-              'Runtime.ExitError: the environment exited during the invocation',
+              'Runtime.ExitError',
+              'the environment exited during the invocation',
             ),
           );
         }
@@ -167,22 +202,33 @@ export class LambdaEnvironment {
     this.#ready ??= this.#start();
     await this.#ready;
     const worker = this.#worker;
-    if (!worker) throw new InvocationError('crash', 'the environment is gone');
+    if (!worker) throw new InvocationError('crash', 'Runtime.ExitError', 'the environment is gone');
     const timeoutMs = this.fn.timeoutSeconds * 1000;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pending = undefined;
+        // Lambda replaces an environment that timed out: the next invocation starts a fresh one
+        // at once, not the one still being torn down.
+        this.#detach(worker);
         reject(
           new InvocationError(
             'timeout',
+            'Sandbox.Timedout',
             `Task timed out after ${this.fn.timeoutSeconds}.00 seconds`,
           ),
         );
         void worker.terminate();
       }, timeoutMs);
-      this.#pending = { resolve, reject, timer };
+      this.#pending = { worker, resolve, reject, timer };
       worker.postMessage({ id: this.#nextId++, event, timeoutMs });
     });
+  }
+
+  /** Forgets `worker` if it is still the live one. */
+  #detach(worker: Worker): void {
+    if (this.#worker !== worker) return;
+    this.#worker = undefined;
+    this.#ready = undefined;
   }
 
   /** Kills the environment mid-flight, as a crash would (the next invocation cold-starts). */

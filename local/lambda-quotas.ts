@@ -7,6 +7,12 @@
  */
 export const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
+/**
+ * A synchronous invocation's response: 6 MB as documented, refused above 6,291,556 bytes (the
+ * figure Lambda's `Function.ResponseSizeTooLarge` error names).
+ */
+export const RESPONSE_PAYLOAD_BYTES = 6 * 1024 * 1024 + 100;
+
 /** An asynchronous invocation's payload (`InvocationType: Event`), 1 MB since October 2025. */
 export const ASYNC_INVOKE_PAYLOAD_BYTES = 1024 * 1024;
 

@@ -124,9 +124,11 @@ describe('Lambda’s API on the local edge', () => {
     );
     expect(out.StatusCode).toBe(200);
     expect(out.FunctionError).toBe('Unhandled');
+    // What the handler threw, by its own type, with its trace mapped to the sources.
     expect(decode(out.Payload)).toMatchObject({
-      errorType: expect.any(String),
+      errorType: 'TypeError',
       errorMessage: expect.any(String),
+      trace: expect.arrayContaining([expect.stringContaining('functions/ingest-orders.ts')]),
     });
     const dry = await lambda.send(
       new InvokeCommand({ FunctionName: ingestName(), InvocationType: 'DryRun' }),

@@ -1,0 +1,99 @@
+/**
+ * A local execution environment fails an invocation as Lambda does: a response over the quota,
+ * what the handler threw, a timeout, each with the error type Lambda reports.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { InvocationError, LambdaEnvironment } from '../../local/lambda-environment.ts';
+import { RESPONSE_PAYLOAD_BYTES } from '../../local/lambda-quotas.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'onceflow-env-'));
+const handlerFile = join(dir, 'handler.mjs');
+// Answers with `count` repeats of `char` (a JSON string: two bytes of quotes more), throws or
+// sleeps, as the event asks.
+writeFileSync(
+  handlerFile,
+  `export const handler = async (event) => {
+    if (event.throw) { const e = new Error('order 7 is unknown'); e.name = 'OrderError'; throw e; }
+    if (event.sleepMs) await new Promise((r) => setTimeout(r, event.sleepMs));
+    return (event.char ?? 'x').repeat(event.count ?? 1);
+  };
+`,
+);
+
+const environments: LambdaEnvironment[] = [];
+const environment = (timeoutSeconds: number) => {
+  const env = new LambdaEnvironment(
+    {
+      logicalId: 'Fn',
+      name: 'fn',
+      handlerFile,
+      handlerExport: 'handler',
+      environment: {},
+      timeoutSeconds,
+      memoryMb: 128,
+    },
+    { baseEnvironment: {}, accessKeyId: (generation) => `AKIDLOCAL${generation}` },
+  );
+  environments.push(env);
+  return env;
+};
+afterAll(async () => {
+  await Promise.all(environments.map((env) => env.dispose()));
+});
+
+/** The InvocationError an invocation fails with. */
+const failureOf = async (promise: Promise<unknown>): Promise<InvocationError> => {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof InvocationError))
+    throw new Error(`expected an InvocationError, got ${String(error)}`);
+  return error;
+};
+
+describe('a local execution environment', () => {
+  it('returns a response of exactly 6,291,556 bytes and fails one a byte over with Function.ResponseSizeTooLarge, then serves the next', async () => {
+    const env = environment(300);
+    const atQuota = await env.invoke({ count: RESPONSE_PAYLOAD_BYTES - 2 });
+    expect(typeof atQuota === 'string' && atQuota.length).toBe(RESPONSE_PAYLOAD_BYTES - 2);
+    const over = await failureOf(env.invoke({ count: RESPONSE_PAYLOAD_BYTES - 1 }));
+    expect(over).toMatchObject({
+      kind: 'response-size',
+      errorType: 'Function.ResponseSizeTooLarge',
+      errorMessage: `Response payload size exceeded maximum allowed payload size (${RESPONSE_PAYLOAD_BYTES} bytes).`,
+    });
+    // Counted in UTF-8 bytes: a third as many characters of three bytes each are over too.
+    const euros = Math.ceil((RESPONSE_PAYLOAD_BYTES - 1) / 3);
+    expect((await failureOf(env.invoke({ char: '€', count: euros }))).kind).toBe('response-size');
+    expect(await env.invoke({ count: 3 })).toBe('xxx');
+    expect(env.coldStarts).toBe(1);
+  });
+
+  it('reports what the handler threw by its own type, message and trace', async () => {
+    const failure = await failureOf(environment(300).invoke({ throw: true }));
+    expect(failure).toMatchObject({
+      kind: 'handled',
+      errorType: 'OrderError',
+      errorMessage: 'order 7 is unknown',
+    });
+    expect(failure.trace[0]).toBe('OrderError: order 7 is unknown');
+    expect(failure.trace.some((line) => line.includes('handler.mjs'))).toBe(true);
+  });
+
+  it('fails an invocation that outlasts its timeout as Sandbox.Timedout, and starts a fresh environment for the next', async () => {
+    const env = environment(1);
+    const failure = await failureOf(env.invoke({ sleepMs: 600_000 }));
+    expect(failure).toMatchObject({
+      kind: 'timeout',
+      errorType: 'Sandbox.Timedout',
+      errorMessage: 'Task timed out after 1.00 seconds',
+    });
+    expect(failure.trace).toEqual([]);
+    expect(await env.invoke({ count: 1 })).toBe('x');
+    expect(env.coldStarts).toBe(2);
+  });
+});
