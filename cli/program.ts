@@ -20,6 +20,13 @@ export const number =
   };
 export const rate = number('a rate', 0, 1);
 
+/** `--in-flight n` of the commands that send bodies (`send`, `replay archive`, `replay rejects`). */
+export const inFlightOption = () =>
+  new Option(
+    '--in-flight <n>',
+    'SendMessageBatch requests at once (faster, in no particular order; default 1, in order)',
+  ).argParser(number('a count', 1, 64));
+
 export const program = new Command('onceflow')
   .description('Operate an onceflow pipeline: on the local stack (default), LocalStack or AWS.')
   .addOption(

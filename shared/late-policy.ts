@@ -4,6 +4,7 @@
  * once which of its hours are too late and reports each refused part.
  */
 import { eventContent } from './conflicts.ts';
+import { stableHash } from './digest.ts';
 import type { BatchPlan, ClaimResult, IncomingMessage, Ledger, Quarantine } from './ingest.ts';
 import type { FinalMark } from './lifecycle.ts';
 
@@ -42,6 +43,14 @@ export const reportTooLate = async (
     id: `${plan.batch.batchId}/too-late/${hour}`,
   });
 };
+
+/**
+ * The batch id a too-late part is re-sent under (`onceflow replay rejects`): a new one, since the
+ * original stays taken, and a pure function of the part, so re-sending it twice applies it once.
+ * 37 characters, whatever the original's length.
+ */
+export const resentBatchId = (rejectBody: string) =>
+  `late-${stableHash(rejectBody).toString('hex', 0, 16)}`;
 
 /**
  * The batch's hours it must not touch. Decided once, after the claim put the batch in the pending

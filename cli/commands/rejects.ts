@@ -26,7 +26,7 @@ export const countRejects = (target: Target): Promise<Record<string, number>> =>
   fromQuarantine(target, (store) => store.countRejects());
 
 /** `--since`: a date (`2026-10-01`) or an RFC 3339 time, as epoch milliseconds. */
-const sinceMs = (text: string): number => {
+export const sinceMs = (text: string): number => {
   const instant = parseEventTime(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
   if (!instant) throw new CliError(`--since ${text}: give a date (2026-10-01) or an RFC 3339 time`);
   return instant.epochMs;

@@ -12,10 +12,11 @@ import { queueDepth } from '../../adapters/sqs.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
 import { formatHour, hoursBetween, parseEventTime } from '../../shared/time.ts';
-import { number, progress, run, target } from '../program.ts';
+import { inFlightOption, progress, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import type { Interval } from './interval.ts';
 import { parseInterval } from './interval.ts';
+import { register as registerRejectsReplay } from './replay-rejects.ts';
 import { sendLines } from './send.ts';
 
 /** An RFC 3339 time or a date, as epoch milliseconds. */
@@ -247,7 +248,9 @@ export const replayArchive = async (
 export const register = (program: Command): void => {
   const replay = program
     .command('replay')
-    .description('send messages again: a DLQ back to its queue, or archived batches');
+    .description(
+      'send messages again: a DLQ back to its queue, archived batches, or quarantined ones a changed setting lets through',
+    );
   replay
     .command('dlq')
     .description('move the DLQ messages back to their queue (a message move task) and wait for it')
@@ -292,11 +295,7 @@ export const register = (program: Command): void => {
     )
     .option('--received-to <time>', 'batches received before this time (default now)')
     .option('--pending', 'also the batches the ledger shows pending (after a table restore)')
-    .option(
-      '--in-flight <n>',
-      'SendMessageBatch requests at once (faster, in no particular order; default 1, in order)',
-      number('a count', 1, 64),
-    )
+    .addOption(inFlightOption())
     .addHelpText(
       'after',
       '\nExample:\n  npx onceflow replay archive --from 2026-10-01 --to 2026-10-02\n' +
@@ -346,4 +345,5 @@ export const register = (program: Command): void => {
         },
       ),
     );
+  registerRejectsReplay(replay);
 };

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { queueMessageLimit, sendBodies } from '../../adapters/sqs.ts';
-import { number, progress, run, target } from '../program.ts';
+import { inFlightOption, number, progress, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
 
 export interface SendOptions {
@@ -36,11 +36,7 @@ export const register = (program: Command): void => {
     .description('send each line of an NDJSON file as one SQS message body to the orders queue')
     .argument('<file>', 'NDJSON file, one order batch (or any body) per line; - for stdin')
     .option('--rate <n>', 'messages per second at most', number('a rate', 0.1))
-    .option(
-      '--in-flight <n>',
-      'SendMessageBatch requests at once (faster, in no particular order; default 1, in order)',
-      number('a count', 1, 64),
-    )
+    .addOption(inFlightOption())
     .addHelpText(
       'after',
       '\nExample:\n  npx onceflow send test/fixtures/seed-orders/batches.ndjson --rate 50\n' +

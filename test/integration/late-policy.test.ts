@@ -5,11 +5,18 @@
 import { describe, expect, it } from 'vitest';
 import { DynamoFinalMarks } from '../../adapters/dynamo-hours.ts';
 import { S3Store } from '../../adapters/s3.ts';
+import { ingestPorts, ingestSettings } from '../../adapters/wiring.ts';
 import { listHours } from '../../cli/commands/hours.ts';
+import { replayRejects } from '../../cli/commands/replay-rejects.ts';
+import { createIngestHandler } from '../../functions/ingest-orders.ts';
+import { LOCAL_REGION } from '../../local/emulators.ts';
+import { lambdaContext } from '../../local/lambda-context.ts';
+import { drainQueue } from '../../local/sqs-poller.ts';
+import { loadIngestConfig } from '../../shared/config.ts';
 import { QUARANTINE_CLOSE_GRACE_MS } from '../../shared/finalizer.ts';
 import { apply, batch, DAY, H09, objectOf } from '../support/hours.ts';
 import { parseBatch } from '../support/json.ts';
-import { createPipeline, type Pipeline } from '../support/pipeline.ts';
+import { cliTarget, createPipeline, type Pipeline } from '../support/pipeline.ts';
 
 const H12 = `${DAY}T12:00:00Z`;
 
@@ -27,6 +34,23 @@ const quarantining = async () => {
 };
 
 const batchIdOf = (body: string) => parseBatch(body).batchId;
+
+/** The pipeline's orders queue drained by its ingest function redeployed with latePolicy amend. */
+const drainWithAmend = async (p: Pipeline) => {
+  const config = loadIngestConfig({ ...p.env, LATE_POLICY: 'amend' });
+  const handler = createIngestHandler({
+    ports: ingestPorts(config, p.clients),
+    settings: ingestSettings(config),
+  });
+  await drainQueue({
+    sqs: p.admin.sqs,
+    queueUrl: p.outputs.OrdersQueueUrl ?? '',
+    queueArn: p.outputs.OrdersQueueArn ?? '',
+    region: LOCAL_REGION,
+    invoke: (_, event) => handler(event, lambdaContext('ingest-orders', 30_000)),
+  });
+  await p.drainAggregates();
+};
 
 describe('latePolicy quarantine', () => {
   it('closes an hour on one run and makes it final on the next, a grace later', async () => {
@@ -81,6 +105,33 @@ describe('latePolicy quarantine', () => {
       `${DAY}T09:55:00Z`,
       `${DAY}T09:56:00Z`,
     ]);
+  });
+
+  it('applies too-late parts once with replay rejects after latePolicy amend is deployed, however often it runs', async () => {
+    const { p, finalizeLater } = await quarantining();
+    await apply(p, batch('09:10'), batch('12:40'));
+    await finalizeLater();
+    await finalizeLater();
+    const late = batch('09:55', '09:56', '12:50');
+    await apply(p, late);
+    expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 1 });
+    const [reject] = await p.rejects();
+
+    const target = cliTarget(p);
+    const planned = await replayRejects(target, 'too-late', { dryRun: true });
+    expect(planned).toMatchObject({ sent: 0, parts: [{ key: reject?.key }] });
+    const newId = planned.parts[0]?.batchId ?? '';
+    expect(newId).not.toBe(batchIdOf(late));
+    // Run twice, as an operator might: the same new batch id each time.
+    for (let run = 0; run < 2; run++)
+      expect(await replayRejects(target, 'too-late')).toEqual({ ...planned, sent: 1 });
+
+    await drainWithAmend(p);
+    // Both events once, as an amendment of the final hour; 12:00 untouched by the replay.
+    expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 1, events: 3 });
+    expect(await objectOf(p, H12)).toMatchObject({ events: 2 });
+    expect((await p.ledgerBatches()).applied).toContain(newId);
+    expect((await p.rejects()).map((r) => r.reason)).toEqual(['too-late']);
   });
 
   it('refuses events of an hour that is closed but not final yet', async () => {

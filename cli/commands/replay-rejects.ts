@@ -1,0 +1,120 @@
+/**
+ * `onceflow replay rejects`: re-sends the quarantined messages that can succeed unchanged once a
+ * setting changes: `too-late` parts, once `latePolicy: amend` is deployed. Nothing of them was
+ * applied, so sending them is safe. Other reasons need their content corrected first (`rejects
+ * --json` shows it; `send` takes the corrected lines), and a `beyond-retention` batch is never
+ * re-sent by this command: its ledger entry may have expired, and applying it could count it twice.
+ */
+import { type Command, Option } from 'commander';
+import * as v from 'valibot';
+import { terminalSafe } from '../../local/render.ts';
+import { resentBatchId } from '../../shared/late-policy.ts';
+import { inFlightOption, run, target } from '../program.ts';
+import { CliError, type Target } from '../target.ts';
+import { listRejects, sinceMs } from './rejects.ts';
+import { sendLines } from './send.ts';
+
+export const REPLAYABLE_REASONS = ['too-late'] as const;
+export type ReplayableReason = (typeof REPLAYABLE_REASONS)[number];
+
+/** What a re-sent body must carry; the events go as they were stored. */
+const StoredBatchSchema = v.looseObject({ batchId: v.string(), events: v.array(v.unknown()) });
+
+/**
+ * What to send again: a too-late part under its own new batch id (the original batch was
+ * applied, its other hours included).
+ */
+const toResend = (key: string, body: string) => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch (error) {
+    throw new CliError(`${key}: its body is not JSON`, { cause: error });
+  }
+  const result = v.safeParse(StoredBatchSchema, parsed);
+  if (!result.success) throw new CliError(`${key}: its body is not an order batch`);
+  const batchId = resentBatchId(body);
+  return { key, batchId, body: JSON.stringify({ ...result.output, batchId }) };
+};
+
+export interface RejectsReplay {
+  /** Each reject, by key, and the batch id it was (or would be) sent under. */
+  readonly parts: readonly { readonly key: string; readonly batchId: string }[];
+  readonly sent: number;
+  readonly refused: readonly { readonly key: string; readonly reason: string }[];
+}
+
+export const replayRejects = async (
+  t: Target,
+  reason: ReplayableReason,
+  options: {
+    readonly sinceMs?: number;
+    readonly dryRun?: boolean;
+    readonly inFlight?: number;
+  } = {},
+): Promise<RejectsReplay> => {
+  const rejects = await listRejects(t, {
+    reason,
+    ...(options.sinceMs === undefined ? {} : { sinceMs: options.sinceMs }),
+  });
+  const resends = rejects.map((r) => toResend(r.key, r.body));
+  const parts = resends.map(({ key, batchId }) => ({ key, batchId }));
+  if (options.dryRun) return { parts, sent: 0, refused: [] };
+  const { sent, refused } = await sendLines(
+    t,
+    resends.map((r) => r.body),
+    options.inFlight ? { inFlight: options.inFlight } : {},
+  );
+  return {
+    parts,
+    sent,
+    refused: refused.map((r) => ({ key: parts[r.line - 1]?.key ?? '', reason: r.reason })),
+  };
+};
+
+export const register = (replay: Command): void => {
+  replay
+    .command('rejects')
+    .description(
+      'send too-late parts again, once latePolicy amend is deployed, each under a new batch id of its own (re-running it applies nothing twice); other reasons need their content corrected and sent with send',
+    )
+    .addOption(
+      new Option('--reason <reason>', 'which rejects')
+        .choices(REPLAYABLE_REASONS)
+        .makeOptionMandatory(),
+    )
+    .option('--since <time>', 'only messages sent at or after this RFC 3339 time or date')
+    .option('--dry-run', 'list what would be sent, and under which batch id, without sending')
+    .addOption(inFlightOption())
+    .addHelpText(
+      'after',
+      '\nExample:\n  npx onceflow replay rejects --reason too-late --since 2026-10-01 --dry-run\n' +
+        '  npx onceflow replay rejects --reason too-late && npx onceflow drain',
+    )
+    .action(
+      run(
+        async (o: {
+          reason: ReplayableReason;
+          since?: string;
+          dryRun?: boolean;
+          inFlight?: number;
+        }) => {
+          const result = await replayRejects(await target(), o.reason, {
+            ...(o.since === undefined ? {} : { sinceMs: sinceMs(o.since) }),
+            ...(o.dryRun ? { dryRun: true } : {}),
+            ...(o.inFlight ? { inFlight: o.inFlight } : {}),
+          });
+          if (o.dryRun) {
+            for (const part of result.parts)
+              console.log(`${terminalSafe(part.key)} → batch ${part.batchId}`);
+            console.log(`${result.parts.length} ${o.reason} rejects would be sent again`);
+            return 0;
+          }
+          console.log(`re-sent ${result.sent} ${o.reason} rejects; once drained they are applied`);
+          for (const r of result.refused)
+            console.error(terminalSafe(`${r.key} was not sent: ${r.reason}`));
+          return result.refused.length > 0 ? 1 : 0;
+        },
+      ),
+    );
+};
