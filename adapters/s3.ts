@@ -256,15 +256,7 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
    */
   async listRejects(filter: RejectFilter = {}): Promise<StoredReject[]> {
     const { reason, sinceMs } = filter;
-    const sinceDate =
-      sinceMs === undefined ? undefined : new Date(sinceMs).toISOString().slice(0, 10);
-    const keys = (await this.listKeys(REJECT_PREFIX)).filter((key) => {
-      const fields = rejectKeyFields(key);
-      if (!fields) return true;
-      if (reason !== undefined && fields.reason !== undefined && fields.reason !== reason)
-        return false;
-      return sinceDate === undefined || fields.date >= sinceDate;
-    });
+    const keys = await this.#rejectKeys(filter);
     const rejects = await mapLimit(keys, READS_IN_FLIGHT, async (key) =>
       parseRejectObject(key, (await this.getText(key)) ?? ''),
     );
@@ -275,6 +267,39 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
           (sinceMs === undefined || Date.parse(r.sentAt) >= sinceMs),
       )
       .sort((a, b) => a.sentAt.localeCompare(b.sentAt) || a.key.localeCompare(b.key));
+  }
+
+  /**
+   * The keys a filter may select. With a reason, only that reason's prefix in each source is
+   * listed, from the day asked for on (a quarantine's other reasons and earlier days are not
+   * even listed), plus the keys without a reason in them, which are read to decide. Without one,
+   * every key, so that an object the quarantine did not write is read and named.
+   */
+  async #rejectKeys({ reason, sinceMs }: RejectFilter): Promise<string[]> {
+    const sinceDate =
+      sinceMs === undefined ? undefined : new Date(sinceMs).toISOString().slice(0, 10);
+    if (reason === undefined) {
+      const keys = await this.listKeys(REJECT_PREFIX);
+      return keys.filter((key) => {
+        const date = rejectKeyFields(key)?.date;
+        return sinceDate === undefined || date === undefined || date >= sinceDate;
+      });
+    }
+    // Per source: its keys of this reason, and its keys written before the reason was in the
+    // key (`<source>/date=…`), each from the day asked for on.
+    const sources = await this.#subfolders(REJECT_PREFIX);
+    const listings = sources.flatMap((source) =>
+      [`${source}reason=${reason}/`, source].map((folder) => ({
+        prefix: `${folder}date=`,
+        ...(sinceDate === undefined ? {} : { startAfter: `${folder}date=${sinceDate}` }),
+      })),
+    );
+    const listed = await Promise.all(
+      listings.map(async ({ prefix, startAfter }) =>
+        (await this.#listObjects(prefix, startAfter)).map((o) => o.key),
+      ),
+    );
+    return listed.flat();
   }
 
   /** How many rejects of each reason, from their keys: an object is read only if its key lacks it. */
@@ -309,7 +334,10 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
   }
 
   /** Every object under a prefix with its ETag, sorted by key. */
-  async #listObjects(prefix: string): Promise<{ key: string; etag: string }[]> {
+  async #listObjects(
+    prefix: string,
+    startAfter?: string,
+  ): Promise<{ key: string; etag: string }[]> {
     const objects: { key: string; etag: string }[] = [];
     let token: string | undefined;
     do {
@@ -317,7 +345,7 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
         new ListObjectsV2Command({
           Bucket: this.#bucket,
           Prefix: prefix,
-          ...(token ? { ContinuationToken: token } : {}),
+          ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
         }),
       );
       for (const c of page.Contents ?? [])
@@ -325,6 +353,25 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
       token = page.NextContinuationToken;
     } while (token);
     return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** The folders right under a prefix (`rejects/ingest/`, …): one listing by delimiter. */
+  async #subfolders(prefix: string): Promise<string[]> {
+    const folders: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.#client.send(
+        new ListObjectsV2Command({
+          Bucket: this.#bucket,
+          Prefix: prefix,
+          Delimiter: '/',
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
+      for (const p of page.CommonPrefixes ?? []) if (p.Prefix) folders.push(p.Prefix);
+      token = page.NextContinuationToken;
+    } while (token);
+    return folders.sort();
   }
 
   /**

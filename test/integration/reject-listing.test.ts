@@ -9,18 +9,21 @@ import type { RejectReason } from '../../shared/errors.ts';
 import type { Reject } from '../../shared/ingest.ts';
 import { createAdminClients, uniqueName } from '../support/pipeline.ts';
 
-/** The keys of the objects each GetObject read. */
+/** The keys each GetObject read, and what each ListObjectsV2 listed. */
 const recordReads = (client: S3Client) => {
   const reads: string[] = [];
+  const listings: string[] = [];
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      if (context.commandName === 'GetObjectCommand')
-        reads.push((args.input as { Key?: string }).Key ?? '');
+      const input = args.input as { Key?: string; Prefix?: string; StartAfter?: string };
+      if (context.commandName === 'GetObjectCommand') reads.push(input.Key ?? '');
+      if (context.commandName === 'ListObjectsV2Command')
+        listings.push(`${input.Prefix}${input.StartAfter ? ` after ${input.StartAfter}` : ''}`);
       return next(args);
     },
     { step: 'initialize', name: 'recordReads' },
   );
-  return reads;
+  return { reads, listings };
 };
 
 const reject = (
@@ -38,7 +41,10 @@ const reject = (
   ...extra,
 });
 
-/** A bucket holding rejects of three reasons over three days, and one in the earlier layout. */
+/**
+ * A bucket holding rejects of both sources, three reasons and three days, and one in the earlier
+ * layout.
+ */
 const quarantine = async () => {
   const { s3 } = createAdminClients();
   const Bucket = uniqueName('rejects').toLowerCase();
@@ -49,6 +55,7 @@ const quarantine = async () => {
     reject('m-1', 'schema-violation', '2026-10-01T23:59:59Z'),
     reject('m-2', 'schema-violation', '2026-10-02T08:00:00Z'),
     reject('m-4', 'schema-violation', '2026-10-03T09:00:00Z'),
+    reject('a-1', 'schema-violation', '2026-10-02T09:00:00Z', { source: 'aggregate' }),
     // Several rejects of one message, named by batch and event, slashes included.
     reject('m-5', 'event-conflict', '2026-10-02T12:00:00Z', { id: 'b-5/event-conflict/a1' }),
     reject('m-5', 'event-conflict', '2026-10-02T12:00:00Z', { id: 'b-5/event-conflict/b2' }),
@@ -70,7 +77,7 @@ const quarantine = async () => {
       }),
     }),
   );
-  return { store, reads: recordReads(s3), legacyKey };
+  return { store, ...recordReads(s3), legacyKey };
 };
 
 describe('reading the quarantine', () => {
@@ -80,21 +87,31 @@ describe('reading the quarantine', () => {
       'event-conflict': 2,
       'invalid-json': 1,
       oversize: 1,
-      'schema-violation': 3,
+      'schema-violation': 4,
     });
     expect(reads).toEqual([legacyKey]);
   });
 
-  it('reads only the objects of the reason and days asked for, and returns them in the order they were sent', async () => {
-    const { store, reads, legacyKey } = await quarantine();
+  it('lists and reads only the objects of the reason and days asked for, and returns them in the order they were sent', async () => {
+    const { store, reads, listings, legacyKey } = await quarantine();
     const since = Date.parse('2026-10-02T07:00:00Z');
     const selected = await store.listRejects({ reason: 'schema-violation', sinceMs: since });
-    expect(selected.map((r) => r.messageId)).toEqual(['m-2', 'm-4']);
+    expect(selected.map((r) => r.messageId)).toEqual(['m-2', 'a-1', 'm-4']);
+    // The sources, then per source that reason's keys and the keys without a reason, each from
+    // the day asked for: the other reasons are not even listed.
+    expect([...listings].sort()).toEqual([
+      'rejects/',
+      'rejects/aggregate/date= after rejects/aggregate/date=2026-10-02',
+      'rejects/aggregate/reason=schema-violation/date= after rejects/aggregate/reason=schema-violation/date=2026-10-02',
+      'rejects/ingest/date= after rejects/ingest/date=2026-10-02',
+      'rejects/ingest/reason=schema-violation/date= after rejects/ingest/reason=schema-violation/date=2026-10-02',
+    ]);
     // The day before is left unread; the same day is read to compare the time sent; the legacy
     // object is read for its reason.
     expect([...reads].sort()).toEqual(
       [
         legacyKey,
+        'rejects/aggregate/reason=schema-violation/date=2026-10-02/a-1.json',
         'rejects/ingest/reason=schema-violation/date=2026-10-02/m-2.json',
         'rejects/ingest/reason=schema-violation/date=2026-10-03/m-4.json',
       ].sort(),
@@ -108,6 +125,7 @@ describe('reading the quarantine', () => {
       ['m-1', 'schema-violation'],
       ['m-0', 'oversize'],
       ['m-2', 'schema-violation'],
+      ['a-1', 'schema-violation'],
       ['m-5', 'event-conflict'],
       ['m-5', 'event-conflict'],
       ['m-3', 'invalid-json'],
