@@ -334,43 +334,41 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
   }
 
   /** Every object under a prefix with its ETag, sorted by key. */
-  async #listObjects(
-    prefix: string,
-    startAfter?: string,
-  ): Promise<{ key: string; etag: string }[]> {
-    const objects: { key: string; etag: string }[] = [];
+  /** Every page of a listing, following its continuation tokens. */
+  async *#pages(input: { Prefix: string; StartAfter?: string; Delimiter?: string }) {
     let token: string | undefined;
     do {
       const page = await this.#client.send(
         new ListObjectsV2Command({
           Bucket: this.#bucket,
-          Prefix: prefix,
-          ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
+          ...input,
+          ...(token ? { ContinuationToken: token } : {}),
         }),
       );
-      for (const c of page.Contents ?? [])
-        if (c.Key) objects.push({ key: c.Key, etag: c.ETag ?? '' });
+      yield page;
       token = page.NextContinuationToken;
     } while (token);
+  }
+
+  async #listObjects(
+    prefix: string,
+    startAfter?: string,
+  ): Promise<{ key: string; etag: string }[]> {
+    const objects: { key: string; etag: string }[] = [];
+    for await (const page of this.#pages({
+      Prefix: prefix,
+      ...(startAfter ? { StartAfter: startAfter } : {}),
+    }))
+      for (const c of page.Contents ?? [])
+        if (c.Key) objects.push({ key: c.Key, etag: c.ETag ?? '' });
     return objects.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   /** The folders right under a prefix (`rejects/ingest/`, …): one listing by delimiter. */
   async #subfolders(prefix: string): Promise<string[]> {
     const folders: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.#client.send(
-        new ListObjectsV2Command({
-          Bucket: this.#bucket,
-          Prefix: prefix,
-          Delimiter: '/',
-          ...(token ? { ContinuationToken: token } : {}),
-        }),
-      );
+    for await (const page of this.#pages({ Prefix: prefix, Delimiter: '/' }))
       for (const p of page.CommonPrefixes ?? []) if (p.Prefix) folders.push(p.Prefix);
-      token = page.NextContinuationToken;
-    } while (token);
     return folders.sort();
   }
 
