@@ -62,7 +62,7 @@ export interface FinalizerSettings {
   readonly closeGraceMs: number;
 }
 
-/** Hours closed, and published as final, at once. */
+/** Hours closed and published as final, and days indexed, at once. */
 const HOURS_IN_FLIGHT = 16;
 
 /** The grace under `quarantine`: far above the pending index's lag (seconds at most). */
@@ -161,8 +161,10 @@ export const finalizeHours = async (
     return { hour, ...published };
   });
   // Each day's index after its hour objects: a reader never finds an entry before its object.
-  for (const date of new Set(finalized.map((f) => f.hour.slice(0, 10))))
-    await publishDayIndex(date, ports.index);
+  // Days are independent of one another too.
+  await mapLimit([...new Set(finalized.map((f) => f.hour.slice(0, 10)))], HOURS_IN_FLIGHT, (date) =>
+    publishDayIndex(date, ports.index),
+  );
   const last = finalized.at(-1);
   if (last) await ports.marks.advanceCursor(nextHourOf(last.hour));
   return {
