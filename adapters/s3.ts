@@ -14,7 +14,7 @@ import { type HourAggregate, HourAggregateSchema } from '../shared/aggregate.ts'
 import type { AggregateObjects, HourObjectBody, StoredObject } from '../shared/aggregator.ts';
 import { mapLimit } from '../shared/concurrency.ts';
 import { type DayIndex, type DayIndexObjects, DayIndexSchema } from '../shared/day-index.ts';
-import { RetryableError, UnexpectedObjectError } from '../shared/errors.ts';
+import { RetryableError } from '../shared/errors.ts';
 import type { Quarantine, RawArchive, Reject } from '../shared/ingest.ts';
 import {
   AGGREGATE_PREFIX,
@@ -25,12 +25,9 @@ import {
   hourOfArchiveKey,
   hourOfObjectKey,
   RAW_PREFIX,
-  REJECT_PREFIX,
   rejectKey,
-  rejectKeyFields,
 } from '../shared/keys.ts';
 import type { HourLifecycle } from '../shared/lifecycle.ts';
-import { describeValidationIssues } from '../shared/schema.ts';
 import { sleep } from './backoff.ts';
 import {
   isConditionalConflict,
@@ -46,7 +43,7 @@ const JSON_TYPE = 'application/json';
  * a quarantine of 10,000 queued thousands of requests behind the SDK's 50 sockets, and the SDK
  * printed its socket-capacity warning on the operator's terminal.
  */
-const READS_IN_FLIGHT = 32;
+export const READS_IN_FLIGHT = 32;
 
 /**
  * Parses a stored hour object; no aggregate when it is not a valid one (it gets replaced), and
@@ -70,60 +67,6 @@ const parseHourObject = (text: string): Omit<StoredObject, 'etag'> => {
   } catch {
     return { aggregate: undefined, lifecycle: {} };
   }
-};
-
-/** A reject object as `put` writes it; S3 content is input too, so readers validate it. */
-export const RejectObjectSchema = v.object({
-  source: v.string(),
-  sentAt: v.string(),
-  reason: v.string(),
-  detail: v.string(),
-  messageId: v.string(),
-  batchId: v.optional(v.string()),
-  body: v.string(),
-  /** Event conflicts: both contents and both batch ids. */
-  conflict: v.optional(
-    v.object({
-      orderId: v.string(),
-      eventId: v.string(),
-      first: v.object({
-        batchId: v.string(),
-        digest: v.string(),
-        event: v.optional(v.record(v.string(), v.string())),
-      }),
-      second: v.object({
-        batchId: v.string(),
-        digest: v.string(),
-        event: v.record(v.string(), v.string()),
-      }),
-    }),
-  ),
-});
-
-/** A quarantined message as stored, with the key of its object. */
-export type StoredReject = v.InferOutput<typeof RejectObjectSchema> & { readonly key: string };
-
-/** Which rejects to read: one reason, and those sent at or after an instant. */
-export interface RejectFilter {
-  readonly reason?: string;
-  readonly sinceMs?: number;
-}
-
-/** A reject object's text, validated; throws naming the key when it is not one. */
-export const parseRejectObject = (key: string, text: string): StoredReject => {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new UnexpectedObjectError(key, 'is not JSON', { cause: error });
-  }
-  const result = v.safeParse(RejectObjectSchema, json);
-  if (!result.success)
-    throw new UnexpectedObjectError(
-      key,
-      `is not a reject record: ${describeValidationIssues(result.issues)}`,
-    );
-  return { key, ...result.output };
 };
 
 export interface S3StoreOptions {
@@ -248,75 +191,6 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
     }
   }
 
-  /**
-   * The reject objects, validated, in the order they were sent: all of them, or those of a
-   * reason sent at or after an instant. The keys name both (`rejectKey`), so only the objects
-   * that match are read; a key without them (written before they were in it, or not by the
-   * quarantine, which is then named) is read to decide.
-   */
-  async listRejects(filter: RejectFilter = {}): Promise<StoredReject[]> {
-    const { reason, sinceMs } = filter;
-    const keys = await this.#rejectKeys(filter);
-    const rejects = await mapLimit(keys, READS_IN_FLIGHT, async (key) =>
-      parseRejectObject(key, (await this.getText(key)) ?? ''),
-    );
-    return rejects
-      .filter(
-        (r) =>
-          (reason === undefined || r.reason === reason) &&
-          (sinceMs === undefined || Date.parse(r.sentAt) >= sinceMs),
-      )
-      .sort((a, b) => a.sentAt.localeCompare(b.sentAt) || a.key.localeCompare(b.key));
-  }
-
-  /**
-   * The keys a filter may select. With a reason, only that reason's prefix in each source is
-   * listed, from the day asked for on (a quarantine's other reasons and earlier days are not
-   * even listed), plus the keys without a reason in them, which are read to decide. Without one,
-   * every key, so that an object the quarantine did not write is read and named.
-   */
-  async #rejectKeys({ reason, sinceMs }: RejectFilter): Promise<string[]> {
-    const sinceDate =
-      sinceMs === undefined ? undefined : new Date(sinceMs).toISOString().slice(0, 10);
-    if (reason === undefined) {
-      const keys = await this.listKeys(REJECT_PREFIX);
-      return keys.filter((key) => {
-        const date = rejectKeyFields(key)?.date;
-        return sinceDate === undefined || date === undefined || date >= sinceDate;
-      });
-    }
-    // Per source: its keys of this reason, and its keys written before the reason was in the
-    // key (`<source>/date=…`), each from the day asked for on.
-    const sources = await this.#subfolders(REJECT_PREFIX);
-    const listings = sources.flatMap((source) =>
-      [`${source}reason=${reason}/`, source].map((folder) => ({
-        prefix: `${folder}date=`,
-        ...(sinceDate === undefined ? {} : { startAfter: `${folder}date=${sinceDate}` }),
-      })),
-    );
-    const listed = await Promise.all(
-      listings.map(async ({ prefix, startAfter }) =>
-        (await this.#listObjects(prefix, startAfter)).map((o) => o.key),
-      ),
-    );
-    return listed.flat();
-  }
-
-  /** How many rejects of each reason, from their keys: an object is read only if its key lacks it. */
-  async countRejects(): Promise<Record<string, number>> {
-    const keys = await this.listKeys(REJECT_PREFIX);
-    const reasons = await mapLimit(
-      keys,
-      READS_IN_FLIGHT,
-      async (key) =>
-        rejectKeyFields(key)?.reason ??
-        parseRejectObject(key, (await this.getText(key)) ?? '').reason,
-    );
-    const counts: Record<string, number> = {};
-    for (const reason of reasons) counts[reason] = (counts[reason] ?? 0) + 1;
-    return counts;
-  }
-
   /** An object's content as text (raw batches, rejects); undefined when there is none. */
   async getText(key: string): Promise<string | undefined> {
     try {
@@ -328,9 +202,9 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
     }
   }
 
-  /** Every key under a prefix, sorted. */
-  async listKeys(prefix: string): Promise<string[]> {
-    return (await this.#listObjects(prefix)).map((o) => o.key);
+  /** Every key under a prefix (after `startAfter`, if given), sorted. */
+  async listKeys(prefix: string, startAfter?: string): Promise<string[]> {
+    return (await this.#listObjects(prefix, startAfter)).map((o) => o.key);
   }
 
   /** Every object under a prefix with its ETag, sorted by key. */
@@ -365,7 +239,7 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
   }
 
   /** The folders right under a prefix (`rejects/ingest/`, …): one listing by delimiter. */
-  async #subfolders(prefix: string): Promise<string[]> {
+  async subfolders(prefix: string): Promise<string[]> {
     const folders: string[] = [];
     for await (const page of this.#pages({ Prefix: prefix, Delimiter: '/' }))
       for (const p of page.CommonPrefixes ?? []) if (p.Prefix) folders.push(p.Prefix);

@@ -1,7 +1,13 @@
 /** `onceflow rejects`: the quarantine. */
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { type RejectFilter, S3Store, type StoredReject } from '../../adapters/s3.ts';
+import { S3Store } from '../../adapters/s3.ts';
+import {
+  countRejectsByReason,
+  type RejectFilter,
+  readRejects,
+  type StoredReject,
+} from '../../adapters/s3-quarantine.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { UnexpectedObjectError } from '../../shared/errors.ts';
 import { parseEventTime } from '../../shared/time.ts';
@@ -19,11 +25,11 @@ const fromQuarantine = async <T>(target: Target, read: (store: S3Store) => Promi
 };
 
 export const listRejects = (target: Target, filter: RejectFilter = {}): Promise<StoredReject[]> =>
-  fromQuarantine(target, (store) => store.listRejects(filter));
+  fromQuarantine(target, (store) => readRejects(store, filter));
 
 /** Rejects by reason, read from their keys. */
 export const countRejects = (target: Target): Promise<Record<string, number>> =>
-  fromQuarantine(target, (store) => store.countRejects());
+  fromQuarantine(target, countRejectsByReason);
 
 /** `--since`: a date (`2026-10-01`) or an RFC 3339 time, as epoch milliseconds. */
 export const sinceMs = (text: string): number => {

@@ -7,6 +7,7 @@ import * as v from 'valibot';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { DynamoFinalMarks } from '../../adapters/dynamo-hours.ts';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
+import { readRejects } from '../../adapters/s3-quarantine.ts';
 import { planHour } from '../../shared/aggregator.ts';
 import { batchDigest } from '../../shared/digest.ts';
 import { validateBatch } from '../../shared/schema.ts';
@@ -85,7 +86,7 @@ const quarantined = async (world: World) => {
   const bodies = new Set<string>();
   const conflicts = new Set<string>();
   const tooLate = new Set<string>();
-  for (const reject of await world.store.listRejects()) {
+  for (const reject of await readRejects(world.store)) {
     if (reject.reason === 'too-late') {
       const part = v.parse(TooLatePartSchema, JSON.parse(reject.body));
       for (const hour of new Set(part.events.map((e) => hourOfEventTime(e.eventTime))))

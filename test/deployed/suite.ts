@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { AwsClients } from '../../adapters/clients.ts';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
+import { readRejects } from '../../adapters/s3-quarantine.ts';
 import { parseBatch } from '../support/json.ts';
 import { type Scenario, scenario } from './scenario.ts';
 
@@ -44,7 +45,7 @@ export const deployedPipelineSuite = (name: string, target: () => DeployedTarget
     hours: s.own.hours(await s3().listAggregates()),
   });
   const rejectsOf = async (s: Scenario) => {
-    const rejects = await s3().listRejects();
+    const rejects = await readRejects(s3());
     return rejects.filter((r) => r.body.includes(s.prefix));
   };
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { S3Store } from '../../adapters/s3.ts';
+import { readRejects } from '../../adapters/s3-quarantine.ts';
 import { seedBatches } from '../support/fixtures.ts';
 import { parseBatch } from '../support/json.ts';
 import { mostInFlight } from '../support/overlap.ts';
@@ -136,7 +137,7 @@ describe('reading the quarantine back', () => {
     for (let i = 0; i < bodies.length; i += 10)
       await p.ingest(bodies.slice(i, i + 10).map((body) => ({ body })));
     const from = p.faults.trace.length;
-    const rejects = await new S3Store(p.clients.s3, p.bucketName).listRejects();
+    const rejects = await readRejects(new S3Store(p.clients.s3, p.bucketName));
     expect(rejects.map((r) => r.body).sort()).toEqual([...bodies].sort());
     // Several at a time, never more than the bound: the SDK's 50 sockets are never exhausted.
     const most = mostInFlight(p.faults.trace.slice(from), 'GetObject:rejects');

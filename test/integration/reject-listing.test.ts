@@ -5,6 +5,7 @@
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { S3Store } from '../../adapters/s3.ts';
+import { countRejectsByReason, readRejects } from '../../adapters/s3-quarantine.ts';
 import type { RejectReason } from '../../shared/errors.ts';
 import type { Reject } from '../../shared/ingest.ts';
 import { createAdminClients, uniqueName } from '../support/pipeline.ts';
@@ -83,7 +84,7 @@ const quarantine = async () => {
 describe('reading the quarantine', () => {
   it('counts rejects by reason from their keys, reading only an object whose key lacks it', async () => {
     const { store, reads, legacyKey } = await quarantine();
-    expect(await store.countRejects()).toEqual({
+    expect(await countRejectsByReason(store)).toEqual({
       'event-conflict': 2,
       'invalid-json': 1,
       oversize: 1,
@@ -95,7 +96,7 @@ describe('reading the quarantine', () => {
   it('lists and reads only the objects of the reason and days asked for, and returns them in the order they were sent', async () => {
     const { store, reads, listings, legacyKey } = await quarantine();
     const since = Date.parse('2026-10-02T07:00:00Z');
-    const selected = await store.listRejects({ reason: 'schema-violation', sinceMs: since });
+    const selected = await readRejects(store, { reason: 'schema-violation', sinceMs: since });
     expect(selected.map((r) => r.messageId)).toEqual(['m-2', 'a-1', 'm-4']);
     // The sources, then per source that reason's keys and the keys without a reason, each from
     // the day asked for: the other reasons are not even listed.
@@ -120,7 +121,7 @@ describe('reading the quarantine', () => {
 
   it('returns every reject in the order they were sent when nothing is asked for', async () => {
     const { store } = await quarantine();
-    const all = await store.listRejects();
+    const all = await readRejects(store);
     expect(all.map((r) => [r.messageId, r.reason])).toEqual([
       ['m-1', 'schema-violation'],
       ['m-0', 'oversize'],

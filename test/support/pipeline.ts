@@ -14,6 +14,7 @@ import type { AwsClients } from '../../adapters/clients.ts';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
+import { readRejects } from '../../adapters/s3-quarantine.ts';
 import {
   aggregateDependencies,
   finalizerPorts,
@@ -154,7 +155,7 @@ export const stateViews = (admin: AwsClients, tableName: string, bucketName: str
       .sort((a, b) => (a.hour < b.hour ? -1 : 1));
 
   /** The quarantine's objects, validated as `onceflow rejects` reads them. */
-  const rejects = () => store.listRejects();
+  const rejects = () => readRejects(store);
 
   /** Every item in the table (to prove that nothing changed). */
   const tableItems = async () =>

@@ -3,7 +3,7 @@
  * schema, beside the writer. Content under rejects/ is input too: a foreign object is named.
  */
 import { describe, expect, it } from 'vitest';
-import { parseRejectObject } from '../../adapters/s3.ts';
+import { parseRejectObject } from '../../adapters/s3-quarantine.ts';
 import { UnexpectedObjectError } from '../../shared/errors.ts';
 import { rejectKey, rejectKeyFields } from '../../shared/keys.ts';
 
