@@ -1,4 +1,7 @@
-/** Lambda's quotas on invocations, which the local runtime and the bench hold to as Lambda does. */
+/**
+ * Lambda's quotas and rules on functions and invocations, which the local runtime and the bench
+ * hold to as Lambda does.
+ */
 
 /**
  * A synchronous invocation's payload, 6 MB: what `Invoke` takes, and the most an event source
@@ -18,3 +21,69 @@ export const ASYNC_INVOKE_PAYLOAD_BYTES = 1024 * 1024;
 
 /** The longest a function may run: a 15-minute timeout. */
 export const LAMBDA_MAX_TIMEOUT_MS = 900_000;
+
+/**
+ * A function's environment variables: 4 KB in all. Lambda measures the variables as one compact
+ * JSON object (its refusal quotes that string as "String measured"), in UTF-8 bytes.
+ */
+export const ENVIRONMENT_BYTES = 4096;
+
+/** Set by Lambda itself: a function configuration that sets one is refused. */
+export const RESERVED_ENVIRONMENT_KEYS: ReadonlySet<string> = new Set([
+  '_HANDLER',
+  '_X_AMZN_TRACE_ID',
+  'AWS_ACCESS_KEY',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_DEFAULT_REGION',
+  'AWS_EXECUTION_ENV',
+  'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
+  'AWS_LAMBDA_FUNCTION_NAME',
+  'AWS_LAMBDA_FUNCTION_VERSION',
+  'AWS_LAMBDA_INITIALIZATION_TYPE',
+  'AWS_LAMBDA_LOG_GROUP_NAME',
+  'AWS_LAMBDA_LOG_STREAM_NAME',
+  'AWS_LAMBDA_RUNTIME_API',
+  'AWS_REGION',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'LAMBDA_RUNTIME_DIR',
+  'LAMBDA_TASK_ROOT',
+]);
+
+/** The pattern of `CreateFunction`'s environment variable names. */
+const ENVIRONMENT_KEY = /^[a-zA-Z][a-zA-Z0-9_]+$/;
+
+/** The environment's size as Lambda measures it against {@link ENVIRONMENT_BYTES}. */
+export const environmentBytes = (variables: Readonly<Record<string, string>>): number =>
+  Buffer.byteLength(JSON.stringify(variables), 'utf8');
+
+/**
+ * Why Lambda would refuse to create a function with these variables, in its own words, or
+ * undefined when it would accept them.
+ */
+export const environmentRefusal = (
+  variables: Readonly<Record<string, string>>,
+): string | undefined => {
+  const badName = Object.keys(variables).find((key) => !ENVIRONMENT_KEY.test(key));
+  if (badName !== undefined) {
+    return `environment variable name ${JSON.stringify(badName)} must satisfy the pattern ${ENVIRONMENT_KEY.source}`;
+  }
+  const reserved = Object.keys(variables)
+    .filter((key) => RESERVED_ENVIRONMENT_KEYS.has(key))
+    .sort();
+  if (reserved.length > 0) {
+    return (
+      'Lambda was unable to configure your environment variables because the environment variables ' +
+      'you have provided contains reserved keys that are currently not supported for modification. ' +
+      `Reserved keys used in this request: ${reserved.join(', ')}`
+    );
+  }
+  const bytes = environmentBytes(variables);
+  if (bytes > ENVIRONMENT_BYTES) {
+    return (
+      'Lambda was unable to configure your environment variables because the environment variables ' +
+      `you have provided exceeded the 4KB limit (${bytes} bytes measured, ${ENVIRONMENT_BYTES} allowed)`
+    );
+  }
+  return undefined;
+};

@@ -9,6 +9,7 @@ import { type CreateTableCommandInput, UpdateTimeToLiveCommand } from '@aws-sdk/
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
+import { environmentRefusal } from './lambda-quotas.ts';
 import { createOrKeepTable, tableInput } from './provision-table.ts';
 import {
   type PhysicalResource,
@@ -240,16 +241,21 @@ export const provisionStack = async (
     const handler = resource.Properties.Handler;
     // Functions without a local asset (e.g. CDK's own providers) are not run.
     if (typeof assetPath !== 'string' || typeof handler !== 'string') continue;
-    const [handlerFile, handlerExport] = handlerFileOf(assemblyDir, assetPath, handler);
     const variables = asRecord(asRecord(resource.Properties.Environment).Variables);
+    const environment = Object.fromEntries(
+      Object.entries(variables).map(([k, val]) => [k, String(resolve(val, ctx))]),
+    );
+    // Measured once resolved, as Lambda measures what CloudFormation gives it: a stack whose
+    // environment would be refused on deploy fails here too, not first on AWS.
+    const refusal = environmentRefusal(environment);
+    if (refusal) throw new Error(`function ${id} cannot be created: ${refusal}`);
+    const [handlerFile, handlerExport] = handlerFileOf(assemblyDir, assetPath, handler);
     functions.push({
       logicalId: id,
       name: physical.get(id)?.ref ?? id,
       handlerFile,
       handlerExport,
-      environment: Object.fromEntries(
-        Object.entries(variables).map(([k, val]) => [k, String(resolve(val, ctx))]),
-      ),
+      environment,
       timeoutSeconds: Number(resource.Properties.Timeout ?? 3),
       memoryMb: Number(resource.Properties.MemorySize ?? 128),
     });

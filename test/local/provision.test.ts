@@ -192,7 +192,7 @@ describe('provisioning from the synthesized template', () => {
   });
 });
 
-describe('a template the emulators cannot follow', () => {
+describe('a template the emulators cannot follow or Lambda would refuse', () => {
   it('names the table and the property when a table’s key schema is not DynamoDB’s', async () => {
     const table = {
       Type: 'AWS::DynamoDB::Table',
@@ -211,5 +211,39 @@ describe('a template the emulators cannot follow', () => {
         LOCAL_REGION,
       ),
     ).rejects.toThrow(/table Things cannot be created locally: KeySchema\.0\.KeyType: /);
+  });
+
+  it('refuses a function whose environment Lambda would refuse, measured once its references resolve', async () => {
+    const template = (variables: Record<string, unknown>) => ({
+      Resources: {
+        Work: { Type: 'AWS::SQS::Queue', Metadata: {}, Properties: {} },
+        Fn: {
+          Type: 'AWS::Lambda::Function',
+          Metadata: { 'aws:asset:path': 'asset.fn' },
+          Properties: { Handler: 'index.handler', Environment: { Variables: variables } },
+        },
+      },
+      Outputs: {},
+    });
+    const provision = (variables: Record<string, unknown>) =>
+      provisionStack(
+        { stackName: uniqueName('bad-fn'), assemblyDir: '.', template: template(variables) },
+        createAdminClients(),
+        LOCAL_REGION,
+      );
+    // Under 4 KB as written (the reference is 14 characters), over it with the queue's URL.
+    const pad = 'x'.repeat(4096 - '{"QUEUE_URL":"","PAD":""}'.length - 30);
+    const refused = await provision({ QUEUE_URL: { Ref: 'Work' }, PAD: pad }).catch(
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(Error);
+    const measured =
+      /^function Fn cannot be created: .* exceeded the 4KB limit \((\d+) bytes measured, 4096 allowed\)$/.exec(
+        (refused as Error).message,
+      );
+    expect(Number(measured?.[1])).toBeGreaterThan(4096);
+    await expect(provision({ AWS_REGION: 'eu-west-1' })).rejects.toThrow(
+      /^function Fn cannot be created: .*Reserved keys used in this request: AWS_REGION$/,
+    );
   });
 });
