@@ -319,6 +319,9 @@ export class OnceflowStack extends Stack {
       FinalizeFunctionName: this.finalizeHours.fn.functionName,
       GlueDatabase: this.hourlyTable.databaseName,
       GlueTable: this.hourlyTable.tableName,
+      // What `onceflow replay rejects` checks before sending: too-late parts are refused again
+      // while the deployed functions quarantine them.
+      LatePolicy: settings.latePolicy,
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
 

@@ -37,6 +37,25 @@ const toResend = (key: string, body: string) => {
   return { key, batchId, body: JSON.stringify({ ...result.output, batchId }) };
 };
 
+/**
+ * Refuses to send while the stack quarantines too-late parts: each would be refused again, and
+ * quarantined a second time under its new batch id. The `LatePolicy` output says what the
+ * functions were deployed with; a stack deployed before it existed is only warned about.
+ */
+const checkLatePolicy = (t: Target, warn: (message: string) => void): void => {
+  const policy = t.outputs.LatePolicy;
+  if (policy === 'quarantine') {
+    throw new CliError(
+      `${t.stackName} still quarantines too-late parts (its LatePolicy output is quarantine): sent now, they would be refused again. Deploy latePolicy amend first (cdk deploy -c latePolicy=amend), then run this again`,
+    );
+  }
+  if (policy === undefined) {
+    warn(
+      `${t.stackName} has no LatePolicy output (deployed by an earlier onceflow): unless latePolicy amend is deployed, the parts are refused again`,
+    );
+  }
+};
+
 export interface RejectsReplay {
   /** Each reject, by key, and the batch id it was (or would be) sent under. */
   readonly parts: readonly { readonly key: string; readonly batchId: string }[];
@@ -51,8 +70,11 @@ export const replayRejects = async (
     readonly sinceMs?: number;
     readonly dryRun?: boolean;
     readonly inFlight?: number;
+    /** Told what the operator should know but does not stop the replay. */
+    readonly warn?: (message: string) => void;
   } = {},
 ): Promise<RejectsReplay> => {
+  if (!options.dryRun) checkLatePolicy(t, options.warn ?? (() => {}));
   const rejects = await listRejects(t, {
     reason,
     ...(options.sinceMs === undefined ? {} : { sinceMs: options.sinceMs }),
@@ -76,7 +98,7 @@ export const register = (replay: Command): void => {
   replay
     .command('rejects')
     .description(
-      'send too-late parts again, once latePolicy amend is deployed, each under a new batch id of its own (re-running it applies nothing twice); other reasons need their content corrected and sent with send',
+      'send too-late parts again, once latePolicy amend is deployed (refused while the stack quarantines them), each under a new batch id of its own (re-running it applies nothing twice); other reasons need their content corrected and sent with send',
     )
     .addOption(
       new Option('--reason <reason>', 'which rejects')
@@ -99,15 +121,19 @@ export const register = (replay: Command): void => {
           dryRun?: boolean;
           inFlight?: number;
         }) => {
-          const result = await replayRejects(await target(), o.reason, {
+          const t = await target();
+          const result = await replayRejects(t, o.reason, {
             ...(o.since === undefined ? {} : { sinceMs: sinceMs(o.since) }),
             ...(o.dryRun ? { dryRun: true } : {}),
             ...(o.inFlight ? { inFlight: o.inFlight } : {}),
+            warn: (message) => console.error(terminalSafe(`warning: ${message}`)),
           });
           if (o.dryRun) {
             for (const part of result.parts)
               console.log(`${terminalSafe(part.key)} → batch ${part.batchId}`);
             console.log(`${result.parts.length} ${o.reason} rejects would be sent again`);
+            if (t.outputs.LatePolicy === 'quarantine')
+              console.log('(not yet: the stack quarantines them; deploy latePolicy amend first)');
             return 0;
           }
           console.log(`re-sent ${result.sent} ${o.reason} rejects; once drained they are applied`);

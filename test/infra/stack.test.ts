@@ -676,6 +676,15 @@ describe('the onceflow stack', () => {
     }
   });
 
+  it('outputs the late policy the functions are deployed with, for replay rejects', () => {
+    template.hasOutput('LatePolicy', { Value: 'amend' });
+    const { template: quarantining } = synth({ latePolicy: 'quarantine' });
+    quarantining.hasOutput('LatePolicy', { Value: 'quarantine' });
+    quarantining.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ LATE_POLICY: 'quarantine' }) },
+    });
+  });
+
   it('passes the AWS Solutions checks with every suppression reasoned', () => {
     const report = readValidationReport(outdir);
     const [nag] = report.pluginReports;

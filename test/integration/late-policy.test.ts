@@ -122,9 +122,24 @@ describe('latePolicy quarantine', () => {
     expect(planned).toMatchObject({ sent: 0, parts: [{ key: reject?.key }] });
     const newId = planned.parts[0]?.batchId ?? '';
     expect(newId).not.toBe(batchIdOf(late));
-    // Run twice, as an operator might: the same new batch id each time.
-    for (let run = 0; run < 2; run++)
-      expect(await replayRejects(target, 'too-late')).toEqual({ ...planned, sent: 1 });
+    // Refused while the stack says it quarantines them (its LatePolicy output): they would be
+    // quarantined again. Planning is still allowed.
+    const underQuarantine = { ...target, outputs: { ...target.outputs, LatePolicy: 'quarantine' } };
+    await expect(replayRejects(underQuarantine, 'too-late')).rejects.toThrow(
+      /still quarantines too-late parts .* Deploy latePolicy amend first/,
+    );
+    expect(await replayRejects(underQuarantine, 'too-late', { dryRun: true })).toEqual(planned);
+    // Run twice, as an operator might: the same new batch id each time. The second time against
+    // a stack deployed before the output existed: sent, with a warning.
+    expect(target.outputs.LatePolicy).toBe('amend');
+    expect(await replayRejects(target, 'too-late')).toEqual({ ...planned, sent: 1 });
+    const { LatePolicy: _, ...earlierOutputs } = target.outputs;
+    const warnings: string[] = [];
+    const earlier = { ...target, outputs: earlierOutputs };
+    expect(
+      await replayRejects(earlier, 'too-late', { warn: (message) => warnings.push(message) }),
+    ).toEqual({ ...planned, sent: 1 });
+    expect(warnings).toEqual([expect.stringMatching(/has no LatePolicy output/)]);
 
     await drainWithAmend(p);
     // Both events once, as an amendment of the final hour; 12:00 untouched by the replay.
