@@ -34,8 +34,9 @@ export interface LocalRuntimeOptions {
   /** Told about every invocation. */
   readonly onBatch?: (fn: LocalFunction, report: BatchReport) => void;
   /**
-   * Told about every run of a scheduled rule (its function's result, or the error it threw).
-   * Rules run on their rate, as EventBridge runs them; `runSchedule` runs one at once.
+   * Told about every run of a scheduled rule on its rate, as EventBridge runs them (its
+   * function's result, or the error it threw). A run asked for with `runSchedule` goes back
+   * to its caller alone, which reports it (told here too, it would be printed twice).
    */
   readonly onScheduled?: (fn: LocalFunction, outcome: { result?: unknown; error?: Error }) => void;
   /** Told about every call a function made through the edge that took effect (status < 300). */
@@ -299,15 +300,20 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       resources: [`arn:aws:events:${emulators.region}:000000000000:rule/${ruleLogicalId}`],
       detail: {},
     });
-    const runRule = async (schedule: ProvisionedStack['schedules'][number]) => {
+    const runRule = async (
+      schedule: ProvisionedStack['schedules'][number],
+      report:
+        | ((fn: LocalFunction, outcome: { result?: unknown; error?: Error }) => void)
+        | undefined,
+    ) => {
       const fn = stack.functions.find((f) => f.logicalId === schedule.functionLogicalId);
       if (!fn) throw new Error(`no function for rule ${schedule.logicalId}`);
       try {
         const result = await invoke(fn.logicalId, scheduledEvent(schedule.logicalId));
-        options.onScheduled?.(fn, { result });
+        report?.(fn, { result });
         return result;
       } catch (error) {
-        options.onScheduled?.(fn, { error: error as Error });
+        report?.(fn, { error: error as Error });
         throw error;
       }
     };
@@ -315,7 +321,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       // Like EventBridge: the first run one period after the rule exists; a failed run is not
       // retried (the stack sets no retries), the next one comes on time.
       const timer = setInterval(
-        () => void runRule(schedule).catch(() => undefined),
+        () => void runRule(schedule, options.onScheduled).catch(() => undefined),
         schedule.everySeconds * 1000,
       );
       timer.unref();
@@ -380,7 +386,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           return fn && (fn.logicalId === name || fn.name === name || fn.logicalId.startsWith(name));
         });
         if (!schedule) throw new Error(`no scheduled rule runs ${name} in ${stack.stackName}`);
-        return runRule(schedule);
+        return runRule(schedule, undefined);
       },
       stop: shutdown,
     };
