@@ -6,6 +6,7 @@
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { currencyExponent } from '../shared/currencies.ts';
+import { stableHash } from '../shared/digest.ts';
 
 export interface GenerateOptions {
   readonly orders: number;
@@ -111,16 +112,33 @@ const lifecycle = (draw: Draw): string[] => {
 
 type TimedEvent = GeneratedEvent & { t: number };
 
+const DEFAULT_START = '2026-10-01T00:00:00Z';
+
+/**
+ * Six hex digits naming what `fields` decide, so that two streams that differ in content never
+ * share an id: the same order id with other events, or the same batch id with other events,
+ * would be refused as a conflict (a second day generated with another `--start`, or another
+ * seed, would be quarantined as conflicts). The same options give the same ids, so sending a
+ * stream again is recognised as the duplicate it is.
+ */
+const tagOf = (fields: readonly unknown[]) =>
+  stableHash(JSON.stringify(fields)).toString('hex', 0, 3);
+
+/** What decides the orders and their events (the draws that follow change only the batching). */
+const ordersTag = (o: GenerateOptions) =>
+  tagOf([o.orders, o.hours, o.seed, o.start ?? DEFAULT_START, o.currencies ?? DEFAULT_CURRENCIES]);
+
 /** Every order's events inside the window, sorted by time. */
 const orderEvents = (draw: Draw, options: GenerateOptions): TimedEvent[] => {
-  const start = Date.parse(options.start ?? '2026-10-01T00:00:00Z');
+  const start = Date.parse(options.start ?? DEFAULT_START);
   const end = start + options.hours * 60 * MINUTE;
   const customers = Math.max(1, Math.ceil(options.orders / 3));
   const width = String(options.orders).length;
   const currencies = options.currencies ?? DEFAULT_CURRENCIES;
+  const tag = ordersTag(options);
   const events: TimedEvent[] = [];
   for (let o = 1; o <= options.orders; o++) {
-    const orderId = `o-${pad(o, width)}`;
+    const orderId = `o-${tag}-${pad(o, width)}`;
     const customerId = `c-${pad(draw.int(1, customers), width)}`;
     const currency = currencies[draw.int(0, currencies.length - 1)] ?? 'USD';
     const amount = priced(draw.int(100, 50_000), currency);
@@ -161,6 +179,7 @@ const sendingOrder = (
   draw: Draw,
   batches: GeneratedStream['batches'],
   options: GenerateOptions,
+  batchTag: string,
 ) => {
   const lines: string[] = [];
   const pending: { due: number; line: string }[] = [];
@@ -180,7 +199,7 @@ const sendingOrder = (
     if (draw.chance(options.invalidRate ?? 0)) {
       invalid++;
       const kind = INVALID_KINDS[draw.int(0, INVALID_KINDS.length - 1)];
-      lines.push(kind ? kind(`gen-s${options.seed}-bad-${pad(invalid, 6)}`) : '');
+      lines.push(kind ? kind(`gen-${batchTag}-bad-${pad(invalid, 6)}`) : '');
     }
     for (const p of pending.filter((p) => p.due <= lines.length)) lines.push(p.line);
     pending.splice(0, pending.length, ...pending.filter((p) => p.due > lines.length));
@@ -194,16 +213,18 @@ export const generateStream = (options: GenerateOptions): GeneratedStream => {
   const int = (min: number, max: number) => uniformInt(rng, min, max);
   const draw: Draw = { int, chance: (rate) => rate > 0 && int(0, 999_999) < rate * 1_000_000 };
   const batchSize = options.batchSize ?? 50;
+  // Batches also depend on their size and on which events arrive late.
+  const batchTag = `s${options.seed}-${tagOf([ordersTag(options), batchSize, options.lateRate ?? 0])}`;
   const events = orderEvents(draw, options);
   const arrival = arrivalOrder(draw, events, options.lateRate ?? 0, batchSize);
   const batches: GeneratedStream['batches'] = [];
   for (let i = 0; i < arrival.events.length; i += batchSize) {
     batches.push({
-      batchId: `gen-s${options.seed}-${pad(batches.length + 1, 6)}`,
+      batchId: `gen-${batchTag}-${pad(batches.length + 1, 6)}`,
       events: arrival.events.slice(i, i + batchSize),
     });
   }
-  const { lines, duplicates, invalid } = sendingOrder(draw, batches, options);
+  const { lines, duplicates, invalid } = sendingOrder(draw, batches, options, batchTag);
   return {
     lines,
     batches,
