@@ -617,6 +617,25 @@ describe('onceflow generate', () => {
       /\d+ batches, \d+ events; \d+ duplicated, \d+ late events, \d+ invalid bodies/,
     );
   });
+
+  it('takes a date or a whole hour for --start, spelled any way, and names anything else', async () => {
+    const startingAt = (start: string) => onceflow(['generate', '--orders', '5', '--start', start]);
+    const [date, hour, half, nonsense] = await Promise.all(
+      ['2026-10-02', '2026-10-02T00:00:00.000Z', '2026-10-02T00:30:00Z', 'nonsense'].map(
+        startingAt,
+      ),
+    );
+    expect(date.code).toBe(0);
+    expect(hour.stdout).toBe(date.stdout);
+    expect(date.stdout).toContain('"eventTime":"2026-10-02T');
+    for (const refused of [half, nonsense]) {
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(
+        /^onceflow: --start .+: give a date \(2026-10-01\) or a whole UTC hour/,
+      );
+      expect(refused.stdout).toBe('');
+    }
+  });
 });
 
 describe('onceflow local up', () => {
