@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { queueMessageLimit, sendBodies } from '../../adapters/sqs.ts';
 import { inFlightOption, number, progress, run, target } from '../program.ts';
-import type { Target } from '../target.ts';
+import { CliError, type Target } from '../target.ts';
 
 export interface SendOptions {
   /** Messages per second at most; undefined: as fast as possible. */
@@ -30,6 +30,24 @@ export const sendLines = async (
   return { sent, refused: refused.map((r) => ({ line: r.index + 1, reason: r.reason })) };
 };
 
+const FILE_ERRORS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EISDIR: 'it is a directory',
+};
+
+/** The lines to send, from a file or stdin; a file that cannot be read is named, with why. */
+const readInput = (file: string): string => {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (error) {
+    if (!(error instanceof Error)) throw error;
+    const code = 'code' in error && typeof error.code === 'string' ? error.code : '';
+    const why = FILE_ERRORS[code] ?? error.message;
+    throw new CliError(`cannot read ${file === '-' ? 'stdin' : file}: ${why}`, { cause: error });
+  }
+};
+
 export const register = (program: Command): void => {
   program
     .command('send')
@@ -44,7 +62,7 @@ export const register = (program: Command): void => {
     )
     .action(
       run(async (file: string, options: { rate?: number; inFlight?: number }) => {
-        const text = readFileSync(file === '-' ? 0 : file, 'utf8');
+        const text = readInput(file);
         const lines = text.split('\n').filter((l) => l.trim() !== '');
         const t = await target();
         const bar = progress('sending');

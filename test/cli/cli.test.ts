@@ -620,11 +620,12 @@ describe('onceflow generate', () => {
 
   it('takes a date or a whole hour for --start, spelled any way, and names anything else', async () => {
     const startingAt = (start: string) => onceflow(['generate', '--orders', '5', '--start', start]);
-    const [date, hour, half, nonsense] = await Promise.all(
-      ['2026-10-02', '2026-10-02T00:00:00.000Z', '2026-10-02T00:30:00Z', 'nonsense'].map(
-        startingAt,
-      ),
-    );
+    const [date, hour, half, nonsense] = await Promise.all([
+      startingAt('2026-10-02'),
+      startingAt('2026-10-02T00:00:00.000Z'),
+      startingAt('2026-10-02T00:30:00Z'),
+      startingAt('nonsense'),
+    ]);
     expect(date.code).toBe(0);
     expect(hour.stdout).toBe(date.stdout);
     expect(date.stdout).toContain('"eventTime":"2026-10-02T');
@@ -712,6 +713,17 @@ describe('onceflow errors and help', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^onceflow: no running local stack .*npm start -- --keep/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('names a file send cannot read and why, before looking for a stack', async () => {
+    const missing = join(dir, 'no-such.ndjson');
+    const [absent, directory] = await Promise.all([
+      onceflow(['--local-state', join(dir, 'missing.json'), 'send', missing]),
+      onceflow(['--local-state', join(dir, 'missing.json'), 'send', dir]),
+    ]);
+    expect([absent.code, directory.code]).toEqual([1, 1]);
+    expect(absent.stderr).toBe(`onceflow: cannot read ${missing}: no such file\n`);
+    expect(directory.stderr).toBe(`onceflow: cannot read ${dir}: it is a directory\n`);
   });
 
   it('rejects a bad interval, an unreachable or unknown stack, and says when it cannot read a queue', async () => {
