@@ -13,7 +13,7 @@ import {
   snapshotTable,
 } from '../../local/snapshot.ts';
 import { formatHour, parseEventTime } from '../../shared/time.ts';
-import { globals, run, target } from '../program.ts';
+import { globals, number, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import { reconcile, verify } from './reconcile.ts';
 import { replayArchive } from './replay.ts';
@@ -63,10 +63,15 @@ export const register = (program: Command): void => {
       'put the local table back to its copy at or before T, then run the runbook and check it',
     )
     .requiredOption('--at <time>', 'the restore point (RFC 3339); the latest copy at or before it')
-    .option('--timeout <seconds>', 'how long to wait for the queues to drain', '120')
+    .option(
+      '--timeout <seconds>',
+      'how long to wait for the queues to drain',
+      number('seconds', 1),
+      120,
+    )
     .addHelpText('after', '\nExample:\n  npx onceflow drill restore --at 2026-12-01T03:00:00Z')
     .action(
-      run(async (o: { at: string; timeout: string }) => {
+      run(async (o: { at: string; timeout: number }) => {
         const atMs = parseEventTime(o.at)?.epochMs;
         if (atMs === undefined) throw new CliError(`--at ${o.at}: give an RFC 3339 time`);
         const t = await localTarget();
@@ -96,7 +101,7 @@ export const register = (program: Command): void => {
           t.clients.sqs,
           [t.output('OrdersQueueUrl'), t.output('AggregateQueueUrl')],
           {
-            timeoutMs: Number(o.timeout) * 1000,
+            timeoutMs: o.timeout * 1000,
           },
         );
         check(true, 'both queues empty, nothing in flight');

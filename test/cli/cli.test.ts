@@ -730,6 +730,9 @@ describe('onceflow errors and help', () => {
     const interval = await onceflow(['reconcile', '--from', '2026-10-02', '--to', '2026-10-01']);
     expect(interval.code).toBe(1);
     expect(interval.stderr).toContain('--from 2026-10-02 must be before --to 2026-10-01');
+    const timeout = await onceflow(['drill', 'restore', '--at', '2026-10-01', '--timeout', 'soon']);
+    expect(timeout.code).toBe(1);
+    expect(timeout.stderr).toContain("argument 'soon' is invalid. seconds between 1 and");
     const unreachable = await onceflow([
       '--target',
       'localstack',
