@@ -71,4 +71,21 @@ describe('onceflow chaos', () => {
       /^1 schedules, \d+ events, 0 lost, 0 double-counted, 0 stale overwrites, 0 mismatches/,
     );
   });
+
+  it('exits 1 and says why when a run is too short to exercise every crash point', async () => {
+    const r = await onceflow([
+      'chaos',
+      '--schedules',
+      '1',
+      '--orders',
+      '2',
+      '--assembly',
+      assembly.assemblyDir,
+    ]);
+    expect(r.stdout).toMatch(/0 mismatches; crash points covered \d+\/16/);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^only \d+ of 16 crash points were exercised: each is forced in turn, so run 16 or more schedules to prove them all\n$/,
+    );
+  });
 });
