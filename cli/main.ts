@@ -4,6 +4,7 @@
  * is called); this file assembles them, and `onceflow.ts` runs them.
  */
 import { register as aggregatesCommand } from './commands/aggregates.ts';
+import { register as batchCommand } from './commands/batch.ts';
 import { register as chaosCommand } from './commands/chaos.ts';
 import { register as drainCommand } from './commands/drain.ts';
 import { register as drillCommand } from './commands/drill.ts';
@@ -25,6 +26,7 @@ export const cli = program;
 
 for (const register of [
   aggregatesCommand,
+  batchCommand,
   chaosCommand,
   drainCommand,
   drillCommand,

@@ -18,6 +18,10 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066
 export const terminalSafe = (text: string): string =>
   text.replace(UNSAFE, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}}`);
 
+/** `1 message`, `3 messages`: a count with its noun in the number it needs. */
+export const counted = (n: number, noun: string, plural = `${noun}s`): string =>
+  `${n} ${n === 1 ? noun : plural}`;
+
 export const ordersTable = (orders: readonly OrderView[]): string => {
   const table = new Table({
     head: ['order', 'customer', 'status', 'amount', 'currency', 'event time'],

@@ -1,7 +1,7 @@
 /** `onceflow aggregates`: the hourly objects published in S3, as a table, JSON or a chart. */
 import type { Command } from 'commander';
 import { S3Store } from '../../adapters/s3.ts';
-import { eventsChart, hourlyTable } from '../../local/render.ts';
+import { counted, eventsChart, hourlyTable } from '../../local/render.ts';
 import { json, run, target } from '../program.ts';
 import { parseInterval } from './interval.ts';
 
@@ -38,7 +38,7 @@ export const register = (program: Command): void => {
             .map((stored) => stored.aggregate);
           if (o.json) json(hours);
           else if (o.chart) console.log(eventsChart(hours));
-          else console.log(`${hourlyTable(hours)}\n${hours.length} hours`);
+          else console.log(`${hourlyTable(hours)}\n${counted(hours.length, 'hour')}`);
           return 0;
         },
       ),

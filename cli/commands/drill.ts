@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { drainQueues } from '../../local/drain.ts';
+import { counted } from '../../local/render.ts';
 import {
   loadSnapshotAt,
   restoreTable,
@@ -52,7 +53,7 @@ export const register = (program: Command): void => {
         const snapshot = await snapshotTable(t.clients.dynamo, table);
         saveSnapshot(dirOf(t), table, snapshot);
         const at = new Date(snapshot.takenAtMs).toISOString();
-        console.log(`copied ${snapshot.items.length} items of ${table} at ${at}`);
+        console.log(`copied ${counted(snapshot.items.length, 'item')} of ${table} at ${at}`);
         console.log(`rehearse the restore with: npx onceflow drill restore --at ${at}`);
         return 0;
       }),
@@ -84,7 +85,7 @@ export const register = (program: Command): void => {
         const since = new Date(snapshot.takenAtMs).toISOString();
         step(1, `restore the table to its copy of ${since}`);
         await restoreTable(t.clients.dynamo, t.output('TableName'), snapshot);
-        check(true, `${snapshot.items.length} items put back`);
+        check(true, `${counted(snapshot.items.length, 'item')} put back`);
 
         step(2, `npx onceflow replay archive --received-from ${since} --pending`);
         const replayed = await replayArchive(t, {
@@ -93,7 +94,7 @@ export const register = (program: Command): void => {
         });
         let ok = check(
           replayed.refused.length === 0,
-          `re-sent ${replayed.batches} archived batches received since the copy or pending in it`,
+          `re-sent ${counted(replayed.batches, 'archived batch', 'archived batches')} received since the copy or pending in it`,
         );
 
         step(3, 'npx onceflow drain');
@@ -111,7 +112,7 @@ export const register = (program: Command): void => {
           step(4, `npx onceflow reconcile --from ${from} --to ${to}`);
           const plans = await reconcile(t, replayed.hours, false);
           const changed = plans.filter((p) => p.action !== 'unchanged').length;
-          check(true, `${plans.length} hours recomputed, ${changed} rewritten`);
+          check(true, `${counted(plans.length, 'hour')} recomputed, ${changed} rewritten`);
         } else step(4, 'nothing re-sent, nothing to reconcile');
 
         step(5, 'npx onceflow verify');
@@ -119,14 +120,17 @@ export const register = (program: Command): void => {
         ok =
           check(
             report.differences.length === 0,
-            `${report.checked} hours checked, ${report.differences.length} differences`,
+            `${counted(report.checked, 'hour')} checked, ${counted(report.differences.length, 'difference')}`,
           ) && ok;
 
         step(6, 'npx onceflow status');
         const s = await status(t);
         const dlqs = s.queues.filter((q) => q.name.endsWith('DLQ'));
         ok =
-          check(s.ledger.pending === 0, `${s.ledger.pending} batches pending in the ledger`) && ok;
+          check(
+            s.ledger.pending === 0,
+            `${counted(s.ledger.pending, 'batch', 'batches')} pending in the ledger`,
+          ) && ok;
         ok =
           check(
             dlqs.every((q) => q.visible + q.inFlight === 0),

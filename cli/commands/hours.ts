@@ -9,6 +9,7 @@ import Table from 'cli-table3';
 import type { Command } from 'commander';
 import { DynamoFinalMarks } from '../../adapters/dynamo-hours.ts';
 import { S3Store } from '../../adapters/s3.ts';
+import { counted } from '../../local/render.ts';
 import type { FinalMarks } from '../../shared/finalizer.ts';
 import { type HourState, stateOf } from '../../shared/lifecycle.ts';
 import { json, run, target } from '../program.ts';
@@ -94,7 +95,7 @@ export const register = (program: Command): void => {
         const count = (s: HourRowState) => rows.filter((r) => r.state === s).length;
         const closing = count('closing') > 0 ? `, ${count('closing')} closing` : '';
         console.log(
-          `${table.toString()}\n${rows.length} hours: ${count('open')} open${closing}, ${count('final')} final, ${count('amended')} amended`,
+          `${table.toString()}\n${counted(rows.length, 'hour')}: ${count('open')} open${closing}, ${count('final')} final, ${count('amended')} amended`,
         );
         return 0;
       }),

@@ -2,7 +2,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { errorName } from '../../adapters/errors.ts';
-import { ordersTable } from '../../local/render.ts';
+import { counted, ordersTable } from '../../local/render.ts';
 import { InvalidCursorError } from '../../shared/errors.ts';
 import { byOrderId, type OrderView } from '../../shared/order-state.ts';
 import { json, run, target } from '../program.ts';
@@ -57,7 +57,7 @@ export const register = (program: Command): void => {
           ({ orders, next } = await pages(store, o));
         }
         if (o.json) json(orders);
-        else console.log(`${ordersTable(orders)}\n${orders.length} orders`);
+        else console.log(`${ordersTable(orders)}\n${counted(orders.length, 'order')}`);
         // On stderr, so that --json output stays one JSON document.
         if (next !== undefined) console.error(`more: --after ${next}`);
         return 0;

@@ -3,6 +3,7 @@ import Table from 'cli-table3';
 import type { Command } from 'commander';
 import { DynamoCounterReader } from '../../adapters/dynamo-counters.ts';
 import { S3Store } from '../../adapters/s3.ts';
+import { counted } from '../../local/render.ts';
 import { planHour, publishHour } from '../../shared/aggregator.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { hoursBetween, parseHour } from '../../shared/time.ts';
@@ -183,7 +184,9 @@ export const register = (program: Command): void => {
           return differences.length === 0 ? 0 : 1;
         }
         for (const d of differences) console.log(`${d.hour}  ${d.problem}: ${d.detail}`);
-        console.log(`${checked} hours checked, ${differences.length} differences`);
+        console.log(
+          `${counted(checked, 'hour')} checked, ${counted(differences.length, 'difference')}`,
+        );
         return differences.length === 0 ? 0 : 1;
       }),
     );

@@ -7,7 +7,7 @@
  */
 import { type Command, Option } from 'commander';
 import * as v from 'valibot';
-import { terminalSafe } from '../../local/render.ts';
+import { counted, terminalSafe } from '../../local/render.ts';
 import { resentBatchId } from '../../shared/late-policy.ts';
 import { inFlightOption, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
@@ -131,12 +131,16 @@ export const register = (replay: Command): void => {
           if (o.dryRun) {
             for (const part of result.parts)
               console.log(`${terminalSafe(part.key)} → batch ${part.batchId}`);
-            console.log(`${result.parts.length} ${o.reason} rejects would be sent again`);
+            console.log(
+              `${counted(result.parts.length, `${o.reason} reject`)} would be sent again`,
+            );
             if (t.outputs.LatePolicy === 'quarantine')
               console.log('(not yet: the stack quarantines them; deploy latePolicy amend first)');
             return 0;
           }
-          console.log(`re-sent ${result.sent} ${o.reason} rejects; once drained they are applied`);
+          console.log(
+            `re-sent ${counted(result.sent, `${o.reason} reject`)}; once drained they are applied`,
+          );
           for (const r of result.refused)
             console.error(terminalSafe(`${r.key} was not sent: ${r.reason}`));
           return result.refused.length > 0 ? 1 : 0;

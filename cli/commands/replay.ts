@@ -9,6 +9,7 @@ import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { eventHoursOf, type RecoverySelection, recoveryKeys } from '../../adapters/recovery.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
+import { counted } from '../../local/render.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
 import { formatHour, hoursBetween, parseEventTime } from '../../shared/time.ts';
@@ -273,7 +274,7 @@ export const register = (program: Command): void => {
           console.log(`the ${o.queue} DLQ is empty`);
           return 0;
         }
-        console.log(`moved ${result.moved} messages back to the ${o.queue} queue`);
+        console.log(`moved ${counted(result.moved, 'message')} back to the ${o.queue} queue`);
         if (!result.reason) return 0;
         const { visible, inFlight, delayed } = result.remaining;
         console.error(
@@ -331,7 +332,7 @@ export const register = (program: Command): void => {
             { onProgress: bar.update, ...(o.inFlight ? { inFlight: o.inFlight } : {}) },
           );
           bar.stop();
-          console.log(`re-sent ${result.batches} archived batches`);
+          console.log(`re-sent ${counted(result.batches, 'archived batch', 'archived batches')}`);
           if (result.hours) {
             const [from, to] = [result.hours.fromMs, result.hours.toMs].map(formatHour);
             console.log(

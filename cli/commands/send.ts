@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { queueMessageLimit, sendBodies } from '../../adapters/sqs.ts';
+import { counted } from '../../local/render.ts';
 import { inFlightOption, number, progress, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 
@@ -72,7 +73,7 @@ export const register = (program: Command): void => {
           onProgress: bar.update,
         });
         bar.stop();
-        console.log(`sent ${sent} messages to ${t.output('OrdersQueueUrl')}`);
+        console.log(`sent ${counted(sent, 'message')} to ${t.output('OrdersQueueUrl')}`);
         for (const r of refused) console.error(`line ${r.line} was not sent: ${r.reason}`);
         return refused.length > 0 ? 1 : 0;
       }),

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import * as v from 'valibot';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
-import { terminalSafe } from '../../local/render.ts';
+import { counted, terminalSafe } from '../../local/render.ts';
 import { globals, json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
 import { countRejects } from './rejects.ts';
@@ -158,7 +158,7 @@ export const register = (program: Command): void => {
         const rejected = Object.values(s.rejects).reduce((a, b) => a + b, 0);
         const oldest = s.ledger.oldestPending;
         console.log(
-          `ledger: ${s.ledger.applied} batches applied (${s.ledger.appliedEvents} events), ${s.ledger.pending} pending` +
+          `ledger: ${counted(s.ledger.applied, 'batch', 'batches')} applied (${counted(s.ledger.appliedEvents, 'event')}), ${s.ledger.pending} pending` +
             `${oldest ? ` (oldest ${terminalSafe(oldest.batchId)}, received ${oldest.receivedAt}, ${oldest.ageSeconds} s ago)` : ''}; duplicates recognised: ${s.duplicates ?? `unknown${s.duplicatesUnavailable ? ` (${terminalSafe(s.duplicatesUnavailable)})` : ''}`}; ` +
             `conflicts: ${s.rejects['batch-conflict'] ?? 0}; rejects: ${rejected}` +
             (rejected

@@ -117,6 +117,15 @@ describe('onceflow against the local stack', () => {
     const table = await s.cli('orders');
     expect(table.stdout).toMatch(/1001\s+│ C01\s+│ paid/);
     expect((await s.cli('verify')).stdout).toContain('4 hours checked, 0 differences');
+    const batch = await s.cli('batch', 'make-orders-1', '--events');
+    expect(batch.stdout).toContain('batch make-orders-1: applied (1 of 1 part committed)');
+    expect(batch.stdout).toContain(
+      'events      3: 3 counted, 0 duplicates, 0 conflicts, 0 too late, 0 unclaimed',
+    );
+    expect(batch.stdout).toMatch(/1002\s+│ e-1002-placed\s+│ 2026-10-01T09:40:00Z\s+│ counted/);
+    const unknown = await s.cli('batch', 'make-orders-9');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('batch make-orders-9 is not in the ledger');
 
     // The finalizer's rule runs: the latest event is 12:40, so the watermark (10:30) has passed
     // 09:00's end only.
@@ -183,7 +192,7 @@ describe('onceflow against the local stack', () => {
     const model = referenceModel(big);
     expect(await s.views.orders()).toEqual(model.orders);
     expect(essence(await s.views.hourly())).toEqual(model.hourly);
-    expect((await s.cli('verify')).stdout).toContain('1 hours checked, 0 differences');
+    expect((await s.cli('verify')).stdout).toContain('1 hour checked, 0 differences');
 
     const replayed = await s.cli('replay', 'archive', '--from', '2026-10-01', '--to', '2026-10-02');
     expect(replayed.code).toBe(0);
@@ -332,7 +341,7 @@ describe('onceflow against the local stack', () => {
       '1 message(s) in flight or delayed in the orders DLQ: waiting up to',
     );
     expect(replayed.code).toBe(0);
-    expect(replayed.stdout).toContain('moved 1 messages back to the orders queue');
+    expect(replayed.stdout).toContain('moved 1 message back to the orders queue');
     expect(await queueDepth(sqs, dlq)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
   });
 

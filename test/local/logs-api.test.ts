@@ -177,7 +177,7 @@ describe('CloudWatch Logs on the local edge', () => {
     const printed = await onceflow([...awsPath(), 'status']);
     expect(printed.code, printed.stderr).toBe(0);
     expect(printed.stdout).toMatch(
-      /ledger: \d+ batches applied .*; duplicates recognised: unknown \(\w+: .+\);/,
+      /ledger: \d+ batch(?:es)? applied .*; duplicates recognised: unknown \(\w+: .+\);/,
     );
   });
 
