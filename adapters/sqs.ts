@@ -5,7 +5,9 @@
  * through `sendBodies`, so a valid body is never refused for sharing a request with others.
  */
 import {
+  ChangeMessageVisibilityBatchCommand,
   GetQueueAttributesCommand,
+  ReceiveMessageCommand,
   SendMessageBatchCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -89,6 +91,88 @@ export const queueDepth = async (sqs: SQSClient, queueUrl: string): Promise<Queu
     inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
     delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
   };
+};
+
+/** A message read without taking it. */
+export interface PeekedMessage {
+  readonly messageId: string;
+  readonly body: string;
+  readonly sentAtMs: number | undefined;
+  /** Receives before this read: SQS's `ApproximateReceiveCount`, less this read's own. */
+  readonly receives: number | undefined;
+}
+
+export interface PeekOptions {
+  /** At most this many messages. */
+  readonly limit: number;
+  /**
+   * How long the messages read stay hidden while the rest are read, in seconds: long enough that
+   * later receives return other messages (a receive with a visibility of 0 may return the same
+   * ten again and again). They are made visible again as soon as the read ends; if the reader
+   * dies first, they come back once this has passed. Default 60.
+   */
+  readonly holdSeconds?: number;
+}
+
+/**
+ * Up to `limit` of a queue's visible messages, leaving them in the queue: each is received
+ * once, hidden until the read is done, then made visible again. Each read adds one to a
+ * message's receive count (nothing acts on it in a DLQ, which has no redrive policy). Of a FIFO
+ * queue, only the first message of each message group can be read this way.
+ */
+export const peekMessages = async (
+  sqs: SQSClient,
+  queueUrl: string,
+  options: PeekOptions,
+): Promise<PeekedMessage[]> => {
+  const wanted = Math.min(options.limit, (await queueDepth(sqs, queueUrl)).visible);
+  const seen = new Map<string, PeekedMessage>();
+  const handles: string[] = [];
+  try {
+    // A receive samples SQS's servers, so one may come back short while others remain: read
+    // until the visible count is reached, or twice in a row nothing new came back.
+    for (let idle = 0; seen.size < wanted && idle < 2; ) {
+      const out = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: Math.min(SQS_MAX_BATCH_ENTRIES, wanted - seen.size),
+          VisibilityTimeout: options.holdSeconds ?? 60,
+          WaitTimeSeconds: 1,
+          MessageSystemAttributeNames: ['SentTimestamp', 'ApproximateReceiveCount'],
+        }),
+      );
+      const before = seen.size;
+      for (const m of out.Messages ?? []) {
+        if (m.ReceiptHandle) handles.push(m.ReceiptHandle);
+        if (!m.MessageId || seen.has(m.MessageId)) continue;
+        const sent = Number(m.Attributes?.SentTimestamp);
+        const count = Number(m.Attributes?.ApproximateReceiveCount);
+        seen.set(m.MessageId, {
+          messageId: m.MessageId,
+          body: m.Body ?? '',
+          sentAtMs: Number.isFinite(sent) ? sent : undefined,
+          receives: Number.isInteger(count) && count > 0 ? count - 1 : undefined,
+        });
+      }
+      idle = seen.size > before ? 0 : idle + 1;
+    }
+  } finally {
+    // An entry this fails for (a handle gone stale) is harmless: it is visible after the hold.
+    for (let i = 0; i < handles.length; i += SQS_MAX_BATCH_ENTRIES) {
+      const chunk = handles.slice(i, i + SQS_MAX_BATCH_ENTRIES);
+      await sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: chunk.map((ReceiptHandle, j) => ({
+            Id: String(j),
+            ReceiptHandle,
+            VisibilityTimeout: 0,
+          })),
+        }),
+      );
+    }
+  }
+  return [...seen.values()];
 };
 
 /** A body SQS will never take: too large, or refused as the sender's fault. */

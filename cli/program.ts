@@ -18,6 +18,13 @@ export const number =
       throw new InvalidArgumentError(`${label} between ${min} and ${max}`);
     return n;
   };
+/** A whole number within bounds (counts, limits). */
+export const integer = (label: string, min: number, max: number) => (value: string) => {
+  const n = number(label, min, max)(value);
+  if (!Number.isInteger(n))
+    throw new InvalidArgumentError(`${label}: a whole number, not ${value}`);
+  return n;
+};
 export const rate = number('a rate', 0, 1);
 
 /** `--in-flight n` of the commands that send bodies (`send`, `replay archive`, `replay rejects`). */

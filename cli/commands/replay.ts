@@ -13,8 +13,9 @@ import { counted } from '../../local/render.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
 import { formatHour, hoursBetween, parseEventTime } from '../../shared/time.ts';
-import { inFlightOption, progress, run, target } from '../program.ts';
+import { inFlightOption, integer, json, progress, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
+import { dlqTable, peekDlq } from './dlq-peek.ts';
 import type { Interval } from './interval.ts';
 import { parseInterval } from './interval.ts';
 import { register as registerRejectsReplay } from './replay-rejects.ts';
@@ -258,13 +259,40 @@ export const register = (program: Command): void => {
     .addOption(
       new Option('--queue <queue>', 'which DLQ').choices(['orders', 'aggregate']).default('orders'),
     )
+    .option(
+      '--dry-run',
+      'move nothing: list the messages (left in the DLQ), the batch each carries and whether the ledger shows it applied',
+    )
+    .addOption(
+      new Option('--limit <n>', 'with --dry-run: at most n messages')
+        .argParser(integer('a count', 1, 10_000))
+        .default(100),
+    )
+    .option('--json', 'with --dry-run: print JSON')
     .addHelpText(
       'after',
-      '\nExample:\n  npx onceflow replay dlq --queue orders && npx onceflow drain',
+      [
+        '',
+        'Examples:',
+        '  npx onceflow replay dlq --dry-run',
+        '  npx onceflow replay dlq --queue orders && npx onceflow drain',
+      ].join('\n'),
     )
     .action(
-      run(async (o: { queue: QueueName }) => {
+      run(async (o: { queue: QueueName; dryRun?: boolean; limit: number; json?: boolean }) => {
         const t = await target();
+        if (o.dryRun) {
+          const entries = await peekDlq(t, t.output(QUEUE_OUTPUTS[o.queue].dlqUrl), o.limit);
+          if (o.json) json(entries);
+          else if (entries.length === 0) console.log(`the ${o.queue} DLQ is empty`);
+          else {
+            console.log(dlqTable(entries));
+            console.log(
+              `${counted(entries.length, 'message')} read and left in the ${o.queue} DLQ; moved back, a batch the ledger shows applied changes nothing`,
+            );
+          }
+          return 0;
+        }
         const bar = progress(`moving ${o.queue} DLQ`);
         const result = await replayDlq(t, o.queue, {
           onProgress: bar.update,

@@ -315,6 +315,11 @@ describe('onceflow against the local stack', () => {
     );
     const status = parseJson(StatusSchema, (await s.cli('status', '--json')).stdout);
     expect(status.queues.find((q) => q.name === 'orders DLQ')?.visible).toBe(4);
+    // Looked at first: listed with their batches, and left where they are.
+    const planned = await s.cli('replay', 'dlq', '--dry-run');
+    expect(planned.code).toBe(0);
+    expect(planned.stdout).toMatch(/batch make-orders-3\s+│ not in the ledger/);
+    expect(planned.stdout).toContain('4 messages read and left in the orders DLQ');
     const replayed = await s.cli('replay', 'dlq', '--queue', 'orders');
     expect(replayed.code).toBe(0);
     expect(replayed.stdout).toContain('moved 4 messages back to the orders queue');
@@ -742,6 +747,9 @@ describe('onceflow errors and help', () => {
     const timeout = await onceflow(['drill', 'restore', '--at', '2026-10-01', '--timeout', 'soon']);
     expect(timeout.code).toBe(1);
     expect(timeout.stderr).toContain("argument 'soon' is invalid. seconds between 1 and");
+    const limit = await onceflow(['replay', 'dlq', '--dry-run', '--limit', '2.5']);
+    expect(limit.code).toBe(1);
+    expect(limit.stderr).toContain("argument '2.5' is invalid. a count: a whole number, not 2.5");
     const unreachable = await onceflow([
       '--target',
       'localstack',
