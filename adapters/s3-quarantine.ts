@@ -46,6 +46,8 @@ export type StoredReject = v.InferOutput<typeof RejectObjectSchema> & { readonly
 export interface RejectFilter {
   readonly reason?: string;
   readonly sinceMs?: number;
+  /** Only the rejects naming this batch id (each selected object is read to know). */
+  readonly batchId?: string;
 }
 
 /** A reject object's text, validated; throws naming the key when it is not one. */
@@ -98,14 +100,14 @@ const rejectKeys = async (store: S3Store, { reason, sinceMs }: RejectFilter): Pr
 };
 
 /**
- * The reject objects, validated, in the order they were sent: all of them, or those of a reason
- * sent at or after an instant.
+ * The reject objects, validated, in the order they were sent: all of them, or those of a reason,
+ * sent at or after an instant, or naming a batch.
  */
 export const readRejects = async (
   store: S3Store,
   filter: RejectFilter = {},
 ): Promise<StoredReject[]> => {
-  const { reason, sinceMs } = filter;
+  const { reason, sinceMs, batchId } = filter;
   const keys = await rejectKeys(store, filter);
   const rejects = await mapLimit(keys, READS_IN_FLIGHT, async (key) =>
     parseRejectObject(key, (await store.getText(key)) ?? ''),
@@ -114,7 +116,8 @@ export const readRejects = async (
     .filter(
       (r) =>
         (reason === undefined || r.reason === reason) &&
-        (sinceMs === undefined || Date.parse(r.sentAt) >= sinceMs),
+        (sinceMs === undefined || Date.parse(r.sentAt) >= sinceMs) &&
+        (batchId === undefined || r.batchId === batchId),
     )
     .sort((a, b) => a.sentAt.localeCompare(b.sentAt) || a.key.localeCompare(b.key));
 };

@@ -31,12 +31,22 @@ export class InvalidMessageError extends Error {
   override readonly name = 'InvalidMessageError';
   readonly reason: RejectReason;
   readonly detail: string;
+  /**
+   * The batch id a body refused whole still names validly (a schema violation elsewhere in it),
+   * so its reject can be found by the producer's id.
+   */
+  readonly namedBatchId: string | undefined;
 
-  constructor(reason: RejectReason, detail: string, options?: { cause?: unknown }) {
+  constructor(
+    reason: RejectReason,
+    detail: string,
+    options?: { cause?: unknown; namedBatchId?: string },
+  ) {
     const bounded = boundDetail(detail);
     super(`${reason}: ${bounded}`, options);
     this.reason = reason;
     this.detail = bounded;
+    this.namedBatchId = options?.namedBatchId;
   }
 }
 

@@ -21,7 +21,7 @@ import { batchDigest, stableHash } from './digest.ts';
 import { BatchConflictError, InvalidMessageError, type RejectReason } from './errors.ts';
 import { rawArchiveKey } from './keys.ts';
 import { type HourMarks, type LatePolicy, lateHoursOf, reportTooLate } from './late-policy.ts';
-import { type OrderBatch, type OrderEvent, validateBatch } from './schema.ts';
+import { namedBatchId, type OrderBatch, type OrderEvent, validateBatch } from './schema.ts';
 import { formatHour } from './time.ts';
 import type { EventClock } from './watermark.ts';
 
@@ -267,7 +267,14 @@ export const parseBatchBody = (body: string, maxBodyBytes: number): OrderBatch =
     throw new InvalidMessageError('invalid-json', (error as Error).message, { cause: error });
   }
   const result = validateBatch(json);
-  if (!result.ok) throw new InvalidMessageError(result.reason, result.detail);
+  if (!result.ok) {
+    const batchId = namedBatchId(json);
+    throw new InvalidMessageError(
+      result.reason,
+      result.detail,
+      batchId === undefined ? undefined : { namedBatchId: batchId },
+    );
+  }
   return result.batch;
 };
 
@@ -385,13 +392,14 @@ export const ingestMessage = async (
     return await claimAndApply(planBatch(batch, settings), message, ports, settings);
   } catch (error) {
     if (!(error instanceof InvalidMessageError)) throw error;
+    const named = batchId ?? error.namedBatchId;
     await ports.quarantine.put({
       source: 'ingest',
       messageId: message.messageId,
       sentAtMs: message.sentAtMs,
       reason: error.reason,
       detail: error.detail,
-      ...(batchId === undefined ? {} : { batchId }),
+      ...(named === undefined ? {} : { batchId: named }),
       body: message.body,
     });
     return { kind: 'rejected', reason: error.reason, detail: error.detail };

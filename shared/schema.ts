@@ -172,6 +172,12 @@ const describeIssues = (issues: readonly v.BaseIssue<unknown>[]): string =>
     )
     .join('; ') + (issues.length > 5 ? `; and ${issues.length - 5} more` : '');
 
+/** The batch id a JSON value names, when it names one the contract allows; else undefined. */
+export const namedBatchId = (value: unknown): string | undefined => {
+  const result = v.safeParse(v.looseObject({ batchId: BatchIdSchema }), value);
+  return result.success ? result.output.batchId : undefined;
+};
+
 /** Validates a parsed JSON value against the batch contract. */
 export const validateBatch = (value: unknown): ValidationResult => {
   // Valibot accepts arrays as objects; the contract wants a JSON object.

@@ -90,15 +90,15 @@ const FATE_WORDS: Record<EventFate, [string, string]> = {
   unclaimed: ['unclaimed', 'unclaimed'],
 };
 
-const summary = (r: BatchReport): string => {
+/** The report as the terminal shows it, the events' table aside. */
+export const describeBatch = (r: BatchReport): string => {
   const lines = [
     `batch ${terminalSafe(r.batchId)}: ${r.state} (${r.committedParts} of ${counted(r.parts, 'part')} committed)`,
     `received    ${r.receivedAt ?? 'not recorded (an entry written before onceflow recorded it)'}`,
     `digest      ${r.digest}`,
     `archived    ${terminalSafe(r.archiveKey)}${r.archived ? '' : ' (missing)'}`,
   ];
-  if (r.lateHours)
-    lines.push(`too late    ${r.lateHours.join(', ')} (refused: too-late in onceflow rejects)`);
+  if (r.lateHours) lines.push(`too late    ${r.lateHours.join(', ')} (refused and quarantined)`);
   if (r.events && r.fates) {
     const fates = r.fates;
     const parts = EVENT_FATES.map((f) => `${fates[f]} ${FATE_WORDS[f][fates[f] === 1 ? 0 : 1]}`);
@@ -106,6 +106,9 @@ const summary = (r: BatchReport): string => {
   } else {
     lines.push('events      unknown: the archived body is missing, so the events cannot be named');
   }
+  // Conflicts and too-late parts were quarantined under this batch's id.
+  if (r.lateHours || (r.fates && r.fates.conflict > 0))
+    lines.push(`rejects     onceflow rejects --batch-id ${terminalSafe(r.batchId)}`);
   return lines.join('\n');
 };
 
@@ -143,7 +146,7 @@ export const register = (program: Command): void => {
         '',
         'Fates: counted (by this batch), duplicate (the same event, counted by the batch named),',
         'conflict (other content under the same ids, claimed first by the batch named: never',
-        'applied from this one, see `onceflow rejects --reason event-conflict`), too late (its hour',
+        'applied from this one, see `onceflow rejects --batch-id <id>`), too late (its hour',
         'was closed on arrival under latePolicy quarantine), unclaimed (not applied yet, or its',
         'claim expired with the retention).',
         '',
@@ -160,11 +163,11 @@ export const register = (program: Command): void => {
         const report = await inspectBatch(await target(), batchId);
         if (!report)
           throw new CliError(
-            `batch ${batchId} is not in the ledger: never received, quarantined on arrival (see onceflow rejects), or its entry expired after the retention`,
+            `batch ${batchId} is not in the ledger: never received, refused whole on arrival (onceflow rejects --batch-id ${batchId}), or its entry expired after the retention`,
           );
         if (o.json) json(report);
         else {
-          console.log(summary(report));
+          console.log(describeBatch(report));
           if (o.events && report.events) console.log(eventsTable(report.events));
         }
         return 0;

@@ -45,15 +45,20 @@ export const register = (program: Command): void => {
     .option('--json', 'print JSON, raw bodies included')
     .option('--reason <reason>', 'only this reason (e.g. schema-violation, batch-conflict)')
     .option('--since <time>', 'only messages sent at or after this RFC 3339 time or date')
+    .option(
+      '--batch-id <id>',
+      'only those naming this batch: its conflicts, too-late parts, or a body refused whole',
+    )
     .addHelpText(
       'after',
-      '\nExample:\n  npx onceflow rejects\n  npx onceflow rejects --reason batch-conflict --since 2026-10-01\n  npx onceflow rejects --reason event-conflict --json',
+      '\nExample:\n  npx onceflow rejects\n  npx onceflow rejects --reason batch-conflict --since 2026-10-01\n  npx onceflow rejects --reason event-conflict --json\n  npx onceflow rejects --batch-id b-2026-10-01-0042',
     )
     .action(
-      run(async (o: { json?: boolean; reason?: string; since?: string }) => {
+      run(async (o: { json?: boolean; reason?: string; since?: string; batchId?: string }) => {
         const rejects = await listRejects(await target(), {
           ...(o.reason === undefined ? {} : { reason: o.reason }),
           ...(o.since === undefined ? {} : { sinceMs: sinceMs(o.since) }),
+          ...(o.batchId === undefined ? {} : { batchId: o.batchId }),
         });
         if (o.json) {
           json(rejects);

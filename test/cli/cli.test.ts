@@ -506,6 +506,14 @@ describe('onceflow against the local stack', () => {
     ]);
     expect((await s.cli('rejects', '--since', '2999-01-01')).stdout).toContain('0 quarantined');
     expect((await s.cli('rejects', '--since', '2000-01-01')).stdout).toContain('2 quarantined');
+    // The body refused whole named batch x: found by its id, and named by `batch x`.
+    const named = await s.cli('rejects', '--json', '--batch-id', 'x');
+    expect(parseJson(RejectsSchema, named.stdout).map((r) => r.reason)).toEqual([
+      'schema-violation',
+    ]);
+    const absent = await s.cli('batch', 'x');
+    expect(absent.code).toBe(1);
+    expect(absent.stderr).toContain('onceflow rejects --batch-id x');
     const one = JSON.parse((await s.cli('orders', '--json', '--order-id', '1001')).stdout);
     expect(one).toEqual(expectedOrders().filter((o) => o.orderId === '1001'));
     const c01 = JSON.parse((await s.cli('orders', '--json', '--customer', 'C01')).stdout);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ingestSettings } from '../../adapters/wiring.ts';
-import { inspectBatch } from '../../cli/commands/batch.ts';
+import { describeBatch, inspectBatch } from '../../cli/commands/batch.ts';
 import type { GeneratedEvent } from '../../harness/generate.ts';
 import { loadIngestConfig } from '../../shared/config.ts';
 import { planBatch } from '../../shared/ingest.ts';
@@ -65,6 +65,17 @@ describe('the report on one batch', () => {
     ]);
     expect(Date.parse(report?.receivedAt ?? '')).toBeGreaterThanOrEqual(before - 1000);
     expect(report?.lateHours).toBeUndefined();
+    if (!report?.fates) throw new Error('no report on the events');
+    const text = describeBatch(report);
+    expect(text).toContain(`batch ${second}: applied (1 of 1 part committed)`);
+    expect(text).toContain(
+      'events      3: 1 counted, 1 duplicate, 1 conflict, 0 too late, 0 unclaimed',
+    );
+    // The conflict was quarantined under this batch's id: the command to read it is named.
+    expect(text).toContain(`rejects     onceflow rejects --batch-id ${second}`);
+    expect(describeBatch({ ...report, fates: { ...report.fates, conflict: 0 } })).not.toContain(
+      'rejects ',
+    );
     expect((await inspectBatch(cliTarget(p), first))?.fates).toMatchObject({ counted: 2 });
   });
 

@@ -47,12 +47,25 @@ describe.each([
   ['invoked directly', createPipeline],
   ['invoked through the local runtime', throughRuntime],
 ])('invalid input, %s', (_, createPipeline) => {
-  it.each([
-    ['a body that is not JSON', '{"batchId": "x", ', 'invalid-json'],
-    ['an empty body', '', 'invalid-json'],
-    ['a schema violation', withEvent({ status: 'lost' }), 'schema-violation'],
-    ['a number as amount', withEvent({ amount: 1 }), 'schema-violation'],
-    ['a time without offset', withEvent({ eventTime: '2026-10-01T08:00:00' }), 'schema-violation'],
+  // The batch id each reject names: one the body names validly, even though the body is refused
+  // (never read from a body that is not JSON or too large to parse, nor an id the contract bans).
+  it.each<[string, string, string, string | undefined]>([
+    ['a body that is not JSON', '{"batchId": "x", ', 'invalid-json', undefined],
+    ['an empty body', '', 'invalid-json', undefined],
+    ['a schema violation', withEvent({ status: 'lost' }), 'schema-violation', 'bad-1'],
+    ['a number as amount', withEvent({ amount: 1 }), 'schema-violation', 'bad-1'],
+    [
+      'a time without offset',
+      withEvent({ eventTime: '2026-10-01T08:00:00' }),
+      'schema-violation',
+      'bad-1',
+    ],
+    [
+      'a batch id the contract bans',
+      JSON.stringify({ batchId: 'a b', events: [] }),
+      'schema-violation',
+      undefined,
+    ],
     [
       'two events with one id',
       JSON.stringify({
@@ -60,33 +73,39 @@ describe.each([
         events: [parseBatch(withEvent({})).events[0], parseBatch(withEvent({})).events[0]],
       }),
       'duplicate-event-id',
+      'dup',
     ],
     [
       'a body over the size limit',
       JSON.stringify({ batchId: 'big', padding: 'x'.repeat(1024 * 1024) }),
       'oversize',
+      undefined,
     ],
-  ])('quarantines %s with its reason and applies its neighbours', async (_, body, reason) => {
-    const p = await createPipeline();
-    const badId = randomUUID();
-    const res = await p.ingest([
-      { body: good('n-1') },
-      { body, messageId: badId },
-      { body: good('n-2') },
-    ]);
-    expect(res.batchItemFailures).toEqual([]);
-    const rejects = await p.rejects();
-    expect(rejects).toHaveLength(1);
-    expect(rejects[0]).toMatchObject({ reason, messageId: badId, body, source: 'ingest' });
-    expect(rejects[0]?.detail).toBeTruthy();
-    expect((await p.orders()).map((o) => o.orderId)).toEqual(['n-1', 'n-2']);
-    // Nothing of the invalid message reached the table: only the neighbours' items exist.
-    expect(
-      (await p.tableItems())
-        .map((i) => i.pk?.S)
-        .filter((pk) => pk?.includes('bad') || pk?.includes('dup')),
-    ).toEqual([]);
-  });
+  ])(
+    'quarantines %s with its reason and applies its neighbours',
+    async (_, body, reason, batchId) => {
+      const p = await createPipeline();
+      const badId = randomUUID();
+      const res = await p.ingest([
+        { body: good('n-1') },
+        { body, messageId: badId },
+        { body: good('n-2') },
+      ]);
+      expect(res.batchItemFailures).toEqual([]);
+      const rejects = await p.rejects();
+      expect(rejects).toHaveLength(1);
+      expect(rejects[0]).toMatchObject({ reason, messageId: badId, body, source: 'ingest' });
+      expect(rejects[0]?.batchId).toBe(batchId);
+      expect(rejects[0]?.detail).toBeTruthy();
+      expect((await p.orders()).map((o) => o.orderId)).toEqual(['n-1', 'n-2']);
+      // Nothing of the invalid message reached the table: only the neighbours' items exist.
+      expect(
+        (await p.tableItems())
+          .map((i) => i.pk?.S)
+          .filter((pk) => pk?.includes('bad') || pk?.includes('dup')),
+      ).toEqual([]);
+    },
+  );
 
   it('quarantines an invalid aggregate message and keeps publishing the valid ones', async () => {
     const p = await createPipeline();

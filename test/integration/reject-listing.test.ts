@@ -53,13 +53,20 @@ const quarantine = async () => {
   const store = new S3Store(s3, Bucket);
   const rejects = [
     reject('m-3', 'invalid-json', '2026-10-03T00:00:01Z'),
-    reject('m-1', 'schema-violation', '2026-10-01T23:59:59Z'),
+    // A body refused whole that names the batch whose event conflicts come below.
+    reject('m-1', 'schema-violation', '2026-10-01T23:59:59Z', { batchId: 'b-5' }),
     reject('m-2', 'schema-violation', '2026-10-02T08:00:00Z'),
     reject('m-4', 'schema-violation', '2026-10-03T09:00:00Z'),
     reject('a-1', 'schema-violation', '2026-10-02T09:00:00Z', { source: 'aggregate' }),
     // Several rejects of one message, named by batch and event, slashes included.
-    reject('m-5', 'event-conflict', '2026-10-02T12:00:00Z', { id: 'b-5/event-conflict/a1' }),
-    reject('m-5', 'event-conflict', '2026-10-02T12:00:00Z', { id: 'b-5/event-conflict/b2' }),
+    reject('m-5', 'event-conflict', '2026-10-02T12:00:00Z', {
+      id: 'b-5/event-conflict/a1',
+      batchId: 'b-5',
+    }),
+    reject('m-5', 'event-conflict', '2026-10-02T12:00:00Z', {
+      id: 'b-5/event-conflict/b2',
+      batchId: 'b-5',
+    }),
   ];
   for (const r of rejects) await store.put(r);
   // As the quarantine wrote it before the reason was part of the key.
@@ -117,6 +124,23 @@ describe('reading the quarantine', () => {
         'rejects/ingest/reason=schema-violation/date=2026-10-03/m-4.json',
       ].sort(),
     );
+  });
+
+  it('selects the rejects naming one batch, whatever their reason, and within one reason reads only its keys', async () => {
+    const { store, reads, legacyKey } = await quarantine();
+    const named = await readRejects(store, { batchId: 'b-5' });
+    expect(named.map((r) => [r.messageId, r.reason])).toEqual([
+      ['m-1', 'schema-violation'],
+      ['m-5', 'event-conflict'],
+      ['m-5', 'event-conflict'],
+    ]);
+    reads.length = 0;
+    const conflicts = await readRejects(store, { batchId: 'b-5', reason: 'event-conflict' });
+    expect(conflicts.map((r) => r.key)).toEqual([
+      'rejects/ingest/reason=event-conflict/date=2026-10-02/b-5%2Fevent-conflict%2Fa1.json',
+      'rejects/ingest/reason=event-conflict/date=2026-10-02/b-5%2Fevent-conflict%2Fb2.json',
+    ]);
+    expect([...reads].sort()).toEqual([...conflicts.map((r) => r.key), legacyKey].sort());
   });
 
   it('returns every reject in the order they were sent when nothing is asked for', async () => {
