@@ -9,6 +9,8 @@ import type { AwsClients } from '../../adapters/clients.ts';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { readRejects } from '../../adapters/s3-quarantine.ts';
+import { inspectBatch } from '../../cli/commands/batch.ts';
+import type { Target } from '../../cli/target.ts';
 import { parseBatch } from '../support/json.ts';
 import { type Scenario, scenario } from './scenario.ts';
 
@@ -44,6 +46,16 @@ export const deployedPipelineSuite = (name: string, target: () => DeployedTarget
     ),
     hours: s.own.hours(await s3().listAggregates()),
   });
+  /** The operator CLI's view of the same stack (`onceflow batch`). */
+  const cliView = (): Target => ({
+    kind: 'aws',
+    endpoint: undefined,
+    region: 'us-east-1',
+    stackName: name,
+    clients: target().clients,
+    outputs: target().outputs,
+    output,
+  });
   const rejectsOf = async (s: Scenario) => {
     const rejects = await readRejects(s3());
     return rejects.filter((r) => r.body.includes(s.prefix));
@@ -63,6 +75,13 @@ export const deployedPipelineSuite = (name: string, target: () => DeployedTarget
       await send([...s.batches].reverse());
       await target().drain();
       expect(await state(s)).toEqual({ orders: s.expectedOrders, hours: s.expectedHourly });
+      // Each batch applied once, every event counted by it and no other.
+      for (const body of s.batches) {
+        const { batchId, events } = parseBatch(body);
+        const report = await inspectBatch(cliView(), batchId);
+        expect(report).toMatchObject({ state: 'applied', archived: true });
+        expect(report?.fates).toMatchObject({ counted: events.length, duplicate: 0 });
+      }
     });
 
     it('quarantines invalid bodies and a reused batch id, and applies the valid batches beside them', async () => {
@@ -82,6 +101,12 @@ export const deployedPipelineSuite = (name: string, target: () => DeployedTarget
         'batch-conflict',
         'invalid-json',
         'schema-violation',
+      ]);
+      // Found by the batch id they name: the reused one, and the body refused whole.
+      const named = await readRejects(s3(), { batchId: `${s.prefix}-empty` });
+      expect(named.map((r) => r.reason)).toEqual(['schema-violation']);
+      expect((await readRejects(s3(), { batchId: reused.batchId })).map((r) => r.reason)).toEqual([
+        'batch-conflict',
       ]);
     });
   });
