@@ -18,6 +18,7 @@ import {
   eventFates,
   fateCounts,
 } from '../../shared/batch-report.ts';
+import { mapLimit } from '../../shared/concurrency.ts';
 import { InvalidMessageError } from '../../shared/errors.ts';
 import { parseBatchBody } from '../../shared/ingest.ts';
 import { json, run, target } from '../program.ts';
@@ -82,7 +83,8 @@ export const inspectBatch = async (
   return { ...report, events: reports, fates: fateCounts(reports) };
 };
 
-const FATE_WORDS: Record<EventFate, [string, string]> = {
+/** Each fate's words in the summary line, singular and plural. */
+const FATE_WORDS: Record<EventFate, readonly [string, string]> = {
   counted: ['counted', 'counted'],
   duplicate: ['duplicate', 'duplicates'],
   conflict: ['conflict', 'conflicts'],
@@ -101,7 +103,7 @@ export const describeBatch = (r: BatchReport): string => {
   if (r.lateHours) lines.push(`too late    ${r.lateHours.join(', ')} (refused and quarantined)`);
   if (r.events && r.fates) {
     const fates = r.fates;
-    const parts = EVENT_FATES.map((f) => `${fates[f]} ${FATE_WORDS[f][fates[f] === 1 ? 0 : 1]}`);
+    const parts = EVENT_FATES.map((f) => counted(fates[f], ...FATE_WORDS[f]));
     lines.push(`events      ${r.events.length}: ${parts.join(', ')}`);
   } else {
     lines.push('events      unknown: the archived body is missing, so the events cannot be named');
@@ -128,17 +130,23 @@ const eventsTable = (events: readonly EventReport[]): string => {
   return table.toString();
 };
 
+/** Batches looked up at once (each one GetItem, one GetObject and a BatchGetItem or more). */
+const LOOKUPS_IN_FLIGHT = 8;
+
+const absentReason = (batchId: string) =>
+  `batch ${batchId} is not in the ledger: never received, refused whole on arrival (onceflow rejects --batch-id ${batchId}), or its entry expired after the retention`;
+
 export const register = (program: Command): void => {
   program
     .command('batch')
     .description(
-      'what became of one batch: applied or pending, when it arrived, and which batch counts each of its events',
+      'what became of batches: applied or pending, when each arrived, and which batch counts each of its events',
     )
-    .argument('<batchId>', 'the batch id, as its producer sent it')
+    .argument('<batchIds...>', 'one or more batch ids, as their producers sent them')
     .option('--events', 'list every event with its fate and the batch that claimed it')
     .option(
       '--json',
-      'print JSON: {batchId, state, parts, committedParts, receivedAt, digest, archiveKey, archived, lateHours, events, fates}',
+      'print a JSON array, one per id: {batchId, state, parts, committedParts, receivedAt, digest, archiveKey, archived, lateHours, events, fates}, or {batchId, state: "absent"}',
     )
     .addHelpText(
       'after',
@@ -151,26 +159,40 @@ export const register = (program: Command): void => {
         'claim expired with the retention).',
         '',
         'An id reused with other content is reported as first applied: the later content was',
-        'quarantined (`onceflow rejects --reason batch-conflict`).',
+        'quarantined (`onceflow rejects --reason batch-conflict`). Exit 1 if any id is not in',
+        'the ledger.',
         '',
-        'Example:',
+        'Examples:',
         '  npx onceflow batch gen-s1-659e66-000001',
         '  npx onceflow batch b-2026-10-01-0042 --events',
+        '  npx onceflow batch $(cat replayed-ids.txt) --json',
       ].join('\n'),
     )
     .action(
-      run(async (batchId: string, o: { events?: boolean; json?: boolean }) => {
-        const report = await inspectBatch(await target(), batchId);
-        if (!report)
-          throw new CliError(
-            `batch ${batchId} is not in the ledger: never received, refused whole on arrival (onceflow rejects --batch-id ${batchId}), or its entry expired after the retention`,
-          );
-        if (o.json) json(report);
-        else {
-          console.log(describeBatch(report));
-          if (o.events && report.events) console.log(eventsTable(report.events));
+      run(async (batchIds: string[], o: { events?: boolean; json?: boolean }) => {
+        const t = await target();
+        const ids = [...new Set(batchIds)];
+        const reports = await mapLimit(ids, LOOKUPS_IN_FLIGHT, (id) => inspectBatch(t, id));
+        const absent = ids.filter((_, i) => reports[i] === undefined);
+        if (o.json) {
+          json(ids.map((batchId, i) => reports[i] ?? { batchId, state: 'absent' }));
+        } else {
+          const found = reports.flatMap((r) => (r ? [r] : []));
+          if (found.length > 0)
+            console.log(
+              found
+                .map((r) =>
+                  o.events && r.events
+                    ? `${describeBatch(r)}\n${eventsTable(r.events)}`
+                    : describeBatch(r),
+                )
+                .join('\n\n'),
+            );
         }
-        return 0;
+        if (absent.length === 0) return 0;
+        if (ids.length === 1) throw new CliError(absentReason(absent[0] ?? ''));
+        for (const id of absent) console.error(`onceflow: ${terminalSafe(absentReason(id))}`);
+        return 1;
       }),
     );
 };

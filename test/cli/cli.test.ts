@@ -123,9 +123,16 @@ describe('onceflow against the local stack', () => {
       'events      3: 3 counted, 0 duplicates, 0 conflicts, 0 too late, 0 unclaimed',
     );
     expect(batch.stdout).toMatch(/1002\s+│ e-1002-placed\s+│ 2026-10-01T09:40:00Z\s+│ counted/);
-    const unknown = await s.cli('batch', 'make-orders-9');
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('batch make-orders-9 is not in the ledger');
+    // Several at once: one JSON entry per id, an unknown one named on stderr and exit 1.
+    const several = await s.cli('batch', 'make-orders-2', 'make-orders-9', '--json');
+    expect(several.code).toBe(1);
+    expect(several.stderr).toContain('batch make-orders-9 is not in the ledger');
+    expect(
+      parseJson(v.array(v.object({ batchId: v.string(), state: v.string() })), several.stdout),
+    ).toEqual([
+      { batchId: 'make-orders-2', state: 'applied' },
+      { batchId: 'make-orders-9', state: 'absent' },
+    ]);
 
     // The finalizer's rule runs: the latest event is 12:40, so the watermark (10:30) has passed
     // 09:00's end only.
