@@ -6,8 +6,8 @@
  */
 import { mapLimit } from '../shared/concurrency.ts';
 import { InvalidMessageError } from '../shared/errors.ts';
-import { parseBatchBody } from '../shared/ingest.ts';
 import { archiveKeyOfArrival, arrivalHourPrefix } from '../shared/keys.ts';
+import { parseBatchBody } from '../shared/schema.ts';
 import { formatHour, hoursBetween } from '../shared/time.ts';
 import type { DynamoLedger } from './dynamo.ts';
 import type { S3Store } from './s3.ts';

@@ -21,7 +21,7 @@ import { batchDigest, stableHash } from './digest.ts';
 import { BatchConflictError, InvalidMessageError, type RejectReason } from './errors.ts';
 import { rawArchiveKey } from './keys.ts';
 import { type HourMarks, type LatePolicy, lateHoursOf, reportTooLate } from './late-policy.ts';
-import { namedBatchId, type OrderBatch, type OrderEvent, validateBatch } from './schema.ts';
+import { type OrderBatch, type OrderEvent, parseBatchBody } from './schema.ts';
 import { formatHour } from './time.ts';
 import type { EventClock } from './watermark.ts';
 
@@ -250,33 +250,6 @@ export type IngestOutcome =
       readonly commitConflictRetries: number;
     }
   | { readonly kind: 'rejected'; readonly reason: RejectReason; readonly detail: string };
-
-/** Parses and validates a raw SQS body; throws InvalidMessageError for anything unusable. */
-export const parseBatchBody = (body: string, maxBodyBytes: number): OrderBatch => {
-  const bytes = Buffer.byteLength(body, 'utf8');
-  if (bytes > maxBodyBytes) {
-    throw new InvalidMessageError(
-      'oversize',
-      `body is ${bytes} bytes; the limit is ${maxBodyBytes}`,
-    );
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (error) {
-    throw new InvalidMessageError('invalid-json', (error as Error).message, { cause: error });
-  }
-  const result = validateBatch(json);
-  if (!result.ok) {
-    const batchId = namedBatchId(json);
-    throw new InvalidMessageError(
-      result.reason,
-      result.detail,
-      batchId === undefined ? undefined : { namedBatchId: batchId },
-    );
-  }
-  return result.batch;
-};
 
 const isCommitted = (entry: LedgerEntry) => entry.doneParts.size >= entry.parts;
 

@@ -4,6 +4,7 @@
  */
 import * as v from 'valibot';
 import { CURRENCIES, currencyExponent, MAX_CURRENCY_EXPONENT } from './currencies.ts';
+import { InvalidMessageError } from './errors.ts';
 import { toMinorUnits } from './money.ts';
 import { hourOf, parseHour, readEventTime } from './time.ts';
 
@@ -224,3 +225,30 @@ export const HourMessageSchema = v.strictObject({
 export type HourMessage = v.InferOutput<typeof HourMessageSchema>;
 
 export const describeValidationIssues = describeIssues;
+
+/** Parses and validates a raw SQS body; throws InvalidMessageError for anything unusable. */
+export const parseBatchBody = (body: string, maxBodyBytes: number): OrderBatch => {
+  const bytes = Buffer.byteLength(body, 'utf8');
+  if (bytes > maxBodyBytes) {
+    throw new InvalidMessageError(
+      'oversize',
+      `body is ${bytes} bytes; the limit is ${maxBodyBytes}`,
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (error) {
+    throw new InvalidMessageError('invalid-json', (error as Error).message, { cause: error });
+  }
+  const result = validateBatch(json);
+  if (!result.ok) {
+    const batchId = namedBatchId(json);
+    throw new InvalidMessageError(
+      result.reason,
+      result.detail,
+      batchId === undefined ? undefined : { namedBatchId: batchId },
+    );
+  }
+  return result.batch;
+};

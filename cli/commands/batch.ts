@@ -20,7 +20,7 @@ import {
 } from '../../shared/batch-report.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { InvalidMessageError } from '../../shared/errors.ts';
-import { parseBatchBody } from '../../shared/ingest.ts';
+import { parseBatchBody } from '../../shared/schema.ts';
 import { json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 
