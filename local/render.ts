@@ -19,6 +19,10 @@ export const terminalSafe = (text: string): string =>
   text.replace(UNSAFE, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}}`);
 
 /** `1 message`, `3 messages`: a count with its noun in the number it needs. */
+/** `text` cut to `max` characters, saying how long it was: for ids longer than any valid one. */
+export const shortened = (text: string, max: number): string =>
+  text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
+
 export const counted = (n: number, noun: string, plural = `${noun}s`): string =>
   `${n} ${n === 1 ? noun : plural}`;
 

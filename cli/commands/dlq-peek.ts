@@ -7,9 +7,10 @@ import Table from 'cli-table3';
 import * as v from 'valibot';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { peekMessages } from '../../adapters/sqs.ts';
-import { terminalSafe } from '../../local/render.ts';
+import { shortened, terminalSafe } from '../../local/render.ts';
 import { batchState } from '../../shared/batch-report.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
+import { namedBatchId } from '../../shared/schema.ts';
 import type { Target } from '../target.ts';
 
 /** What a body names, if anything: an orders batch's id or an aggregate notification's hour. */
@@ -18,21 +19,36 @@ const NamedBodySchema = v.looseObject({
   hour: v.optional(v.string()),
 });
 
-const namesOf = (body: string): { batchId?: string; hour?: string } => {
+interface Names {
+  readonly batchId?: string;
+  readonly hour?: string;
+  /** Whether the contract allows the batch id: only such an id can key a ledger entry. */
+  readonly allowed: boolean;
+}
+
+const namesOf = (body: string): Names => {
   let json: unknown;
   try {
     json = JSON.parse(body);
   } catch {
-    return {};
+    return { allowed: false };
   }
   const parsed = v.safeParse(NamedBodySchema, json);
-  if (!parsed.success) return {};
+  if (!parsed.success) return { allowed: false };
   const { batchId, hour } = parsed.output;
-  return { ...(batchId === undefined ? {} : { batchId }), ...(hour === undefined ? {} : { hour }) };
+  return {
+    ...(batchId === undefined ? {} : { batchId }),
+    ...(hour === undefined ? {} : { hour }),
+    allowed: namedBatchId(json) !== undefined,
+  };
 };
 
-/** `absent`: the ledger has no entry (never claimed, or expired after the retention). */
-export type LedgerView = 'applied' | 'pending' | 'absent';
+/**
+ * `absent`: the ledger has no entry (never claimed, or expired after the retention). `invalid`:
+ * the id is one the contract bans (empty, too long, other characters), so it keys no entry, and
+ * moved back the body would be quarantined.
+ */
+export type LedgerView = 'applied' | 'pending' | 'absent' | 'invalid';
 
 export interface DlqEntry {
   readonly messageId: string;
@@ -53,15 +69,17 @@ export const peekDlq = async (t: Target, dlqUrl: string, limit: number): Promise
   const messages = await peekMessages(t.clients.sqs, dlqUrl, { limit });
   const ledger = new DynamoLedger(t.clients.dynamo, t.output('TableName'));
   return mapLimit(messages, LOOKUPS_IN_FLIGHT, async (m) => {
-    const names = namesOf(m.body);
-    const entry = names.batchId === undefined ? undefined : await ledger.entry(names.batchId);
+    const { allowed, batchId, hour } = namesOf(m.body);
+    // An id the contract bans may be no valid key at all (empty, over 2 KB): never looked up.
+    const entry = batchId !== undefined && allowed ? await ledger.entry(batchId) : undefined;
+    const view: LedgerView = !allowed ? 'invalid' : entry ? batchState(entry) : 'absent';
     return {
       messageId: m.messageId,
       ...(m.sentAtMs === undefined ? {} : { sentAt: new Date(m.sentAtMs).toISOString() }),
       ...(m.receives === undefined ? {} : { receives: m.receives }),
       bytes: Buffer.byteLength(m.body),
-      ...names,
-      ...(names.batchId === undefined ? {} : { ledger: entry ? batchState(entry) : 'absent' }),
+      ...(hour === undefined ? {} : { hour }),
+      ...(batchId === undefined ? {} : { batchId, ledger: view }),
     };
   });
 };
@@ -70,7 +88,11 @@ const LEDGER_WORDS: Record<LedgerView, string> = {
   applied: 'applied',
   pending: 'pending',
   absent: 'not in the ledger',
+  invalid: 'id outside the contract',
 };
+
+/** The longest id the contract allows; a longer one is cut in the table (`--json` has it whole). */
+const SHOWN_ID_CHARACTERS = 128;
 
 export const dlqTable = (entries: readonly DlqEntry[]): string => {
   const table = new Table({
@@ -85,7 +107,7 @@ export const dlqTable = (entries: readonly DlqEntry[]): string => {
       { hAlign: 'right', content: String(e.bytes) },
       terminalSafe(
         e.batchId !== undefined
-          ? `batch ${e.batchId}`
+          ? `batch ${shortened(e.batchId, SHOWN_ID_CHARACTERS)}`
           : e.hour !== undefined
             ? `hour ${e.hour}`
             : 'no batch id',

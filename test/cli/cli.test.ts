@@ -755,6 +755,28 @@ describe('onceflow errors and help', () => {
     expect(directory.stderr).toBe(`onceflow: cannot read ${dir}: it is a directory\n`);
   });
 
+  it('names each batch id the contract bans, cut and escaped, before looking for a stack', async () => {
+    const long = 'y'.repeat(3000);
+    const r = await onceflow([
+      '--local-state',
+      join(dir, 'missing.json'),
+      'batch',
+      'fine-1',
+      '',
+      long,
+      'a\u001b[31mb',
+    ]);
+    expect(r.code).toBe(1);
+    const rule = 'is no batch id: it must be 1-128 characters of A-Z a-z 0-9 . _ : / -';
+    expect(r.stderr.split('\n')).toEqual([
+      `onceflow: an empty id ${rule}`,
+      `onceflow: ${'y'.repeat(128)}… (3000 characters) ${rule}`,
+      `onceflow: a\\u{001b}[31mb ${rule}`,
+      '',
+    ]);
+    expect(r.stdout).toBe('');
+  });
+
   it('rejects a bad interval, an unreachable or unknown stack, and says when it cannot read a queue', async () => {
     const interval = await onceflow(['reconcile', '--from', '2026-10-02', '--to', '2026-10-01']);
     expect(interval.code).toBe(1);

@@ -5,7 +5,7 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { queueDepth } from '../../adapters/sqs.ts';
-import { peekDlq } from '../../cli/commands/dlq-peek.ts';
+import { dlqTable, peekDlq } from '../../cli/commands/dlq-peek.ts';
 import { seedBatches } from '../support/fixtures.ts';
 import { cliTarget, createPipeline, uniqueName } from '../support/pipeline.ts';
 
@@ -15,12 +15,14 @@ describe('a DLQ read before it is moved back', () => {
     const dlq = p.outputs.OrdersDlqUrl ?? '';
     const [first = '', ...others] = seedBatches();
     await p.deliverUntilDone([first]);
-    // The four seed batches (the first applied), a body that is not JSON, and ten batches the
-    // ledger never saw: more than one receive's ten.
+    // The four seed batches (the first applied), a body that is not JSON, ten batches the ledger
+    // never saw (more than one receive's ten), and two naming ids the contract bans: one longer
+    // than a DynamoDB key may be, one empty.
     const fresh = Array.from({ length: 10 }, (_, i) =>
       JSON.stringify({ batchId: uniqueName(`dlq-${i}`), events: [] }),
     );
-    const bodies = [first, ...others, 'not json {', ...fresh];
+    const banned = ['x'.repeat(3000), ''].map((batchId) => JSON.stringify({ batchId, events: [] }));
+    const bodies = [first, ...others, 'not json {', ...fresh, ...banned];
     for (let i = 0; i < bodies.length; i += 10)
       await p.admin.sqs.send(
         new SendMessageBatchCommand({
@@ -32,17 +34,24 @@ describe('a DLQ read before it is moved back', () => {
       );
 
     const entries = await peekDlq(cliTarget(p), dlq, 100);
-    expect(entries).toHaveLength(15);
-    expect(new Set(entries.map((e) => e.messageId)).size).toBe(15);
+    expect(entries).toHaveLength(17);
+    expect(new Set(entries.map((e) => e.messageId)).size).toBe(17);
     const byBatch = new Map(entries.map((e) => [e.batchId, e]));
     expect(byBatch.get('make-orders-1')?.ledger).toBe('applied');
     expect(byBatch.get('make-orders-2')?.ledger).toBe('absent');
     expect(entries.filter((e) => e.ledger === 'absent')).toHaveLength(13);
+    // Shown as carried, never looked up: moved back, ingest would quarantine them.
+    expect(byBatch.get('x'.repeat(3000))?.ledger).toBe('invalid');
+    expect(byBatch.get('')?.ledger).toBe('invalid');
+    const table = dlqTable(entries);
+    expect(table).toContain(`batch ${'x'.repeat(128)}… (3000 characters)`);
+    expect(table).not.toContain('x'.repeat(129));
+    expect(table.match(/id outside the contract/g)).toHaveLength(2);
     const unnamed = entries.filter((e) => e.batchId === undefined);
     expect(unnamed).toEqual([expect.objectContaining({ bytes: 10, receives: 0 })]);
     expect(unnamed[0]?.ledger).toBeUndefined();
     expect(entries.every((e) => e.receives === 0 && e.sentAt !== undefined)).toBe(true);
-    expect(await queueDepth(p.admin.sqs, dlq)).toEqual({ visible: 15, inFlight: 0, delayed: 0 });
+    expect(await queueDepth(p.admin.sqs, dlq)).toEqual({ visible: 17, inFlight: 0, delayed: 0 });
 
     // Read again: the same messages, each read once more; a limit reads no more than it asks.
     const again = await peekDlq(cliTarget(p), dlq, 100);
@@ -51,7 +60,7 @@ describe('a DLQ read before it is moved back', () => {
     );
     expect(again.every((e) => e.receives === 1)).toBe(true);
     expect(await peekDlq(cliTarget(p), dlq, 4)).toHaveLength(4);
-    expect(await queueDepth(p.admin.sqs, dlq)).toEqual({ visible: 15, inFlight: 0, delayed: 0 });
+    expect(await queueDepth(p.admin.sqs, dlq)).toEqual({ visible: 17, inFlight: 0, delayed: 0 });
   });
 
   it('names the hour an aggregate notification carries, and finds an empty DLQ empty', async () => {
