@@ -1,6 +1,7 @@
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { terminalSafe } from '../local/render.ts';
+import * as v from 'valibot';
+import { shortened, terminalSafe } from '../local/render.ts';
 import { CURRENCIES, currencyExponent } from '../shared/currencies.ts';
 import {
   CliError,
@@ -108,6 +109,21 @@ export const causeChain = (error: unknown): string => {
     e = err.cause;
   }
   return lines.join('\n');
+};
+
+/**
+ * Why the contract bans `id` as an id of its kind (it then keys nothing, and one over 2 KB is no
+ * valid key at all), or undefined when it allows it. Checked before any request.
+ */
+export const bannedIdReason = (
+  schema: v.GenericSchema<unknown, string>,
+  kind: string,
+  id: string,
+): string | undefined => {
+  const parsed = v.safeParse(schema, id);
+  return parsed.success
+    ? undefined
+    : `${id === '' ? 'an empty id' : shortened(id, 128)} is no ${kind}: it ${parsed.issues[0].message}`;
 };
 
 /** Runs a command body; errors become one line on stderr and exit code 1 (--verbose: the chain). */

@@ -40,6 +40,9 @@ const text = (max: number) =>
     v.regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters'),
   );
 
+/** An order, event or customer id: 1-128 characters of well-formed text, no control characters. */
+export const EntityIdSchema = text(128);
+
 export const BatchIdSchema = v.pipe(
   v.string('must be a string'),
   v.regex(/^[A-Za-z0-9._:/-]{1,128}$/, 'must be 1-128 characters of A-Z a-z 0-9 . _ : / -'),
@@ -62,9 +65,9 @@ const fractionDigits = (amount: string) => amount.split('.')[1]?.length ?? 0;
 export const OrderEventSchema = v.pipe(
   v.strictObject(
     {
-      eventId: text(128),
-      orderId: text(128),
-      customerId: text(128),
+      eventId: EntityIdSchema,
+      orderId: EntityIdSchema,
+      customerId: EntityIdSchema,
       status: v.picklist(ORDER_STATUSES, `must be one of ${ORDER_STATUSES.join(', ')}`),
       amount: v.pipe(
         v.string('must be a decimal string such as "25.50"'),

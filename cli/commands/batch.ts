@@ -5,11 +5,10 @@
  */
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import * as v from 'valibot';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { DynamoOrderStore } from '../../adapters/dynamo-orders.ts';
 import { S3Store } from '../../adapters/s3.ts';
-import { counted, shortened, terminalSafe } from '../../local/render.ts';
+import { counted, terminalSafe } from '../../local/render.ts';
 import {
   type BatchState,
   batchState,
@@ -22,7 +21,7 @@ import {
 import { mapLimit } from '../../shared/concurrency.ts';
 import { InvalidMessageError } from '../../shared/errors.ts';
 import { BatchIdSchema, parseBatchBody } from '../../shared/schema.ts';
-import { json, run, target } from '../program.ts';
+import { bannedIdReason, json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 
 export interface BatchReport {
@@ -137,14 +136,6 @@ const LOOKUPS_IN_FLIGHT = 8;
 const absentReason = (batchId: string) =>
   `batch ${batchId} is not in the ledger: never received, refused whole on arrival (onceflow rejects --batch-id ${batchId}), or its entry expired after the retention`;
 
-/** Why the contract bans `id` (it then keys no ledger entry), or undefined when it allows it. */
-const bannedIdReason = (id: string): string | undefined => {
-  const parsed = v.safeParse(BatchIdSchema, id);
-  return parsed.success
-    ? undefined
-    : `${id === '' ? 'an empty id' : shortened(id, 128)} is no batch id: it ${parsed.issues[0].message}`;
-};
-
 export const register = (program: Command): void => {
   program
     .command('batch')
@@ -180,8 +171,7 @@ export const register = (program: Command): void => {
     .action(
       run(async (batchIds: string[], o: { events?: boolean; json?: boolean }) => {
         const ids = [...new Set(batchIds)];
-        // Refused before any request: such an id may be no valid key at all (over 2 KB).
-        const banned = ids.flatMap((id) => bannedIdReason(id) ?? []);
+        const banned = ids.flatMap((id) => bannedIdReason(BatchIdSchema, 'batch id', id) ?? []);
         for (const reason of banned) console.error(`onceflow: ${terminalSafe(reason)}`);
         if (banned.length > 0) return 1;
         const t = await target();

@@ -5,7 +5,8 @@ import { errorName } from '../../adapters/errors.ts';
 import { counted, ordersTable } from '../../local/render.ts';
 import { InvalidCursorError } from '../../shared/errors.ts';
 import { byOrderId, type OrderView } from '../../shared/order-state.ts';
-import { json, run, target } from '../program.ts';
+import { EntityIdSchema } from '../../shared/schema.ts';
+import { bannedIdReason, json, run, target } from '../program.ts';
 import { CliError } from '../target.ts';
 
 const pageSize = (text: string): number => {
@@ -45,6 +46,15 @@ export const register = (program: Command): void => {
     )
     .action(
       run(async (o: OrdersOptions) => {
+        const banned = [
+          o.orderId === undefined
+            ? undefined
+            : bannedIdReason(EntityIdSchema, 'order id', o.orderId),
+          o.customer === undefined
+            ? undefined
+            : bannedIdReason(EntityIdSchema, 'customer id', o.customer),
+        ].find((reason) => reason !== undefined);
+        if (banned !== undefined) throw new CliError(banned);
         const t = await target();
         const store = new DynamoOrderReader(t.clients.dynamo, t.output('TableName'));
         let orders: OrderView[];

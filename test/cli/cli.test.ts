@@ -755,7 +755,7 @@ describe('onceflow errors and help', () => {
     expect(directory.stderr).toBe(`onceflow: cannot read ${dir}: it is a directory\n`);
   });
 
-  it('names each batch id the contract bans, cut and escaped, before looking for a stack', async () => {
+  it('names each batch, order or customer id the contract bans, cut and escaped, before looking for a stack', async () => {
     const long = 'y'.repeat(3000);
     const r = await onceflow([
       '--local-state',
@@ -775,6 +775,19 @@ describe('onceflow errors and help', () => {
       '',
     ]);
     expect(r.stdout).toBe('');
+
+    const missing = join(dir, 'missing.json');
+    const [order, customer] = await Promise.all([
+      onceflow(['--local-state', missing, 'orders', '--order-id', 'o\u0001']),
+      onceflow(['--local-state', missing, 'orders', '--customer', 'c'.repeat(129)]),
+    ]);
+    expect([order.code, customer.code]).toEqual([1, 1]);
+    expect(order.stderr).toBe(
+      'onceflow: o\\u{0001} is no order id: it must not contain control characters\n',
+    );
+    expect(customer.stderr).toBe(
+      `onceflow: ${'c'.repeat(128)}… (129 characters) is no customer id: it must be at most 128 characters\n`,
+    );
   });
 
   it('rejects a bad interval, an unreachable or unknown stack, and says when it cannot read a queue', async () => {
