@@ -1,10 +1,23 @@
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import {
+  AssetHashType,
+  DockerImage,
+  type Duration,
+  type ILocalBundling,
+  type RemovalPolicy,
+} from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import {
+  Architecture,
+  Code,
+  Function as LambdaFunction,
+  Runtime,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { BundleRequest } from '../bundling/bundle.ts';
 
 export interface BundledFunctionProps {
   /** The handler file (exports `handler`). */
@@ -41,13 +54,52 @@ const UNUSED_CREDENTIAL_PROVIDERS = [
   '@smithy/credential-provider-imds',
 ];
 
-const NODE_HTTP_SHIM = join(import.meta.dirname, '..', 'bundling', 'node-http.mjs');
-
-/** Maps the bundle's stack traces to source lines when first formatted (see the file for why). */
-const STACK_TRACES = join(import.meta.dirname, '..', 'bundling', 'stack-traces.ts');
+const PROJECT_ROOT = join(import.meta.dirname, '..', '..');
+const BUNDLER = join(import.meta.dirname, '..', 'bundling', 'bundle.ts');
 
 /** The tracer's modules, left out of bundles that do not trace (nothing imports them then). */
 const TRACER_MODULES = ['@aws-lambda-powertools/tracer', '@aws-lambda-powertools/tracer/*'];
+
+/**
+ * Bundles a handler with the project's esbuild (`infra/bundling/bundle.ts`, which also makes the
+ * SDK's schema keys literal, so that unused operations are left out: a plugin, which
+ * NodejsFunction's bundling cannot run). Its request is a property so that CDK, which keys its
+ * asset cache by the bundling options as JSON, tells one function's bundle from another's.
+ */
+class EsbuildBundling implements ILocalBundling {
+  readonly request: Omit<BundleRequest, 'outdir'>;
+
+  constructor(request: Omit<BundleRequest, 'outdir'>) {
+    this.request = request;
+  }
+
+  tryBundle(outdir: string): boolean {
+    const run = spawnSync(
+      process.execPath,
+      [BUNDLER, JSON.stringify({ ...this.request, outdir } satisfies BundleRequest)],
+      { stdio: ['ignore', 'inherit', 'inherit'] },
+    );
+    if (run.status !== 0)
+      throw new Error(
+        `bundling ${this.request.entry} failed (${run.error?.message ?? `exit code ${run.status}`})`,
+      );
+    return true;
+  }
+}
+
+/**
+ * The function's code, always bundled locally, never in Docker: the image is only the fallback
+ * CDK requires, and is never pulled.
+ */
+const bundledCode = (request: Omit<BundleRequest, 'outdir'>): Code =>
+  Code.fromAsset(PROJECT_ROOT, {
+    // Hashed from the bundle: the same bundle, the same asset, whatever else changed.
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      image: DockerImage.fromRegistry('public.ecr.aws/sam/build-nodejs24.x'),
+      local: new EsbuildBundling(request),
+    },
+  });
 
 /**
  * A Node.js 24 / ARM64 function bundled with the local esbuild (no Docker), with its own log
@@ -58,7 +110,7 @@ export const bundledFunction = (
   scope: Construct,
   id: string,
   props: BundledFunctionProps,
-): NodejsFunction => {
+): LambdaFunction => {
   const logGroup = new LogGroup(scope, 'Logs', {
     retention: props.logRetention,
     removalPolicy: props.removalPolicy,
@@ -77,10 +129,18 @@ export const bundledFunction = (
       resources: [logGroup.logGroupArn],
     }),
   );
-  return new NodejsFunction(scope, 'Function', {
-    entry: props.entry,
+  return new LambdaFunction(scope, 'Function', {
+    code: bundledCode({
+      entry: props.entry,
+      // Bundled, the SDK loads as one parsed file instead of hundreds of the runtime's
+      // CommonJS modules: a shorter cold start for a larger bundle (see `npm run bench`).
+      external: [
+        ...((props.bundleAwsSdk ?? true) ? UNUSED_CREDENTIAL_PROVIDERS : ['@aws-sdk/*']),
+        ...(props.tracing ? [] : TRACER_MODULES),
+      ],
+    }),
     role,
-    handler: 'handler',
+    handler: 'index.handler',
     runtime: Runtime.NODEJS_24_X,
     architecture: Architecture.ARM_64,
     timeout: props.timeout,
@@ -92,28 +152,5 @@ export const bundledFunction = (
     },
     // Active tracing also grants the role xray:PutTraceSegments and xray:PutTelemetryRecords.
     ...(props.tracing ? { tracing: Tracing.ACTIVE } : {}),
-    bundling: {
-      format: OutputFormat.ESM,
-      target: 'node24',
-      minify: true,
-      sourceMap: true,
-      // Mappings only: stack traces need no more, and embedded sources would triple the map.
-      sourcesContent: false,
-      mainFields: ['module', 'main'],
-      // Bundled, the SDK loads as one parsed file instead of hundreds of the runtime's
-      // CommonJS modules: a shorter cold start for a larger bundle (see `npm run bench`).
-      externalModules: [
-        ...((props.bundleAwsSdk ?? true) ? UNUSED_CREDENTIAL_PROVIDERS : ['@aws-sdk/*']),
-        ...(props.tracing ? [] : TRACER_MODULES),
-      ],
-      // Some dependencies are CommonJS and call require(): give ESM bundles one.
-      banner:
-        "import { createRequire as __onceflowRequire } from 'node:module'; const require = __onceflowRequire(import.meta.url);",
-      // Stack traces mapped on demand rather than by --enable-source-maps at every load.
-      inject: [STACK_TRACES],
-      // node:http through require(), not an ES module facade (see the shim for why).
-      esbuildArgs: { '--alias:node:http': NODE_HTTP_SHIM, '--alias:http': NODE_HTTP_SHIM },
-      forceDockerBundling: false,
-    },
   });
 };

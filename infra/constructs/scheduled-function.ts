@@ -1,7 +1,7 @@
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LambdaFunction as LambdaTarget } from 'aws-cdk-lib/aws-events-targets';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { bundledFunction } from './bundled-function.ts';
@@ -27,7 +27,7 @@ export interface ScheduledFunctionProps {
 
 /** A function run on a fixed schedule by an EventBridge rule, with its own log group and role. */
 export class ScheduledFunction extends Construct {
-  readonly fn: NodejsFunction;
+  readonly fn: LambdaFunction;
   readonly rule: Rule;
 
   constructor(scope: Construct, id: string, props: ScheduledFunctionProps) {
@@ -46,7 +46,7 @@ export class ScheduledFunction extends Construct {
       description: `${id}: every ${(props.every ?? Duration.minutes(5)).toHumanString()}`,
       schedule: Schedule.rate(props.every ?? Duration.minutes(5)),
       // A run that fails is simply superseded by the next one: no retries pile up.
-      targets: [new LambdaFunction(this.fn, { retryAttempts: 0 })],
+      targets: [new LambdaTarget(this.fn, { retryAttempts: 0 })],
     });
   }
 }

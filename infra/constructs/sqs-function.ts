@@ -1,6 +1,6 @@
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { bundledFunction } from './bundled-function.ts';
@@ -36,7 +36,7 @@ export interface SqsFunctionProps {
  * the local esbuild (no Docker), with its own log group.
  */
 export class SqsFunction extends Construct {
-  readonly fn: NodejsFunction;
+  readonly fn: LambdaFunction;
   readonly timeout: Duration;
   readonly maxBatchingWindow: Duration;
 

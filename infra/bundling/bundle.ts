@@ -1,0 +1,58 @@
+/**
+ * Bundles one function's handler into `index.mjs` (and its map) with esbuild. Run as a child
+ * process by each function's asset (`bundled-function.ts`): CDK's local bundling is synchronous,
+ * and esbuild runs plugins only from its asynchronous API.
+ *
+ *   node infra/bundling/bundle.ts '{"entry": "...", "outdir": "...", "external": [...]}'
+ */
+import { join } from 'node:path';
+import { type BuildOptions, build } from 'esbuild';
+import * as v from 'valibot';
+import { literalSchemaKeysPlugin } from './schema-keys.ts';
+
+const BundleRequestSchema = v.strictObject({
+  /** The handler file (exports `handler`). */
+  entry: v.string(),
+  /** Where `index.mjs` and `index.mjs.map` are written. */
+  outdir: v.string(),
+  /** Modules left to the runtime (the AWS SDK's, when not bundled) or never loaded. */
+  external: v.array(v.string()),
+});
+export type BundleRequest = v.InferOutput<typeof BundleRequestSchema>;
+
+/** node:http through require(), not an ES module facade (see the shim for why). */
+const NODE_HTTP_SHIM = join(import.meta.dirname, 'node-http.mjs');
+
+/** Maps the bundle's stack traces to source lines when first formatted (see the file for why). */
+const STACK_TRACES = join(import.meta.dirname, 'stack-traces.ts');
+
+/** The esbuild options of a function's bundle: one ES module for Node 24, minified. */
+export const bundleOptions = (request: BundleRequest): BuildOptions => ({
+  entryPoints: [request.entry],
+  outfile: join(request.outdir, 'index.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  minify: true,
+  sourcemap: true,
+  // Mappings only: stack traces need no more, and embedded sources would triple the map.
+  sourcesContent: false,
+  // The ES module entry points: what tree-shaking can see through.
+  mainFields: ['module', 'main'],
+  external: request.external,
+  // Some dependencies are CommonJS and call require(): give ESM bundles one.
+  banner: {
+    js: "import { createRequire as __onceflowRequire } from 'node:module'; const require = __onceflowRequire(import.meta.url);",
+  },
+  // Stack traces mapped on demand rather than by --enable-source-maps at every load.
+  inject: [STACK_TRACES],
+  alias: { 'node:http': NODE_HTTP_SHIM, http: NODE_HTTP_SHIM },
+  plugins: [literalSchemaKeysPlugin],
+  logLevel: 'warning',
+});
+
+if (import.meta.main) {
+  const request = v.parse(BundleRequestSchema, JSON.parse(process.argv[2] ?? ''));
+  await build(bundleOptions(request));
+}
