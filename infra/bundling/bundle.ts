@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { type BuildOptions, build } from 'esbuild';
 import * as v from 'valibot';
+import { eagerImportsPlugin } from './eager-imports.ts';
 import { literalSchemaKeysPlugin } from './schema-keys.ts';
 
 const BundleRequestSchema = v.strictObject({
@@ -25,6 +26,35 @@ const NODE_HTTP_SHIM = join(import.meta.dirname, 'node-http.mjs');
 
 /** Maps the bundle's stack traces to source lines when first formatted (see the file for why). */
 const STACK_TRACES = join(import.meta.dirname, 'stack-traces.ts');
+
+/**
+ * The credential providers the SDK's default chain imports only when the environment holds no
+ * credentials. Lambda always puts the function's credentials in its environment, so they never
+ * load there; left out of the bundle, they would resolve from the runtime's own SDK if they
+ * did. Bundled, their parsing alone made up a third of the init time.
+ */
+const UNUSED_CREDENTIAL_PROVIDERS = [
+  '@aws-sdk/credential-provider-sso',
+  '@aws-sdk/credential-provider-ini',
+  '@aws-sdk/credential-provider-process',
+  '@aws-sdk/credential-provider-web-identity',
+  '@aws-sdk/credential-provider-http',
+  '@smithy/credential-provider-imds',
+];
+
+/** The tracer's modules, left out of bundles that do not trace (nothing imports them then). */
+const TRACER_MODULES = ['@aws-lambda-powertools/tracer', '@aws-lambda-powertools/tracer/*'];
+
+/** The modules a function's bundle leaves out. */
+export const externalModules = (o: {
+  /** Bundle the AWS SDK rather than load the runtime's copy. */
+  readonly bundleAwsSdk: boolean;
+  /** Whether the function traces (else the tracer is never loaded). */
+  readonly tracing: boolean;
+}): string[] => [
+  ...(o.bundleAwsSdk ? UNUSED_CREDENTIAL_PROVIDERS : ['@aws-sdk/*']),
+  ...(o.tracing ? [] : TRACER_MODULES),
+];
 
 /** The esbuild options of a function's bundle: one ES module for Node 24, minified. */
 export const bundleOptions = (request: BundleRequest): BuildOptions => ({
@@ -48,7 +78,9 @@ export const bundleOptions = (request: BundleRequest): BuildOptions => ({
   // Stack traces mapped on demand rather than by --enable-source-maps at every load.
   inject: [STACK_TRACES],
   alias: { 'node:http': NODE_HTTP_SHIM, http: NODE_HTTP_SHIM },
-  plugins: [literalSchemaKeysPlugin],
+  // What the SDK's generated and lazily loaded code keeps from esbuild's tree-shaking and plain
+  // module initialization (see each plugin).
+  plugins: [literalSchemaKeysPlugin, eagerImportsPlugin],
   logLevel: 'warning',
 });
 

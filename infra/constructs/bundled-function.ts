@@ -17,7 +17,7 @@ import {
 } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import type { BundleRequest } from '../bundling/bundle.ts';
+import { type BundleRequest, externalModules } from '../bundling/bundle.ts';
 
 export interface BundledFunctionProps {
   /** The handler file (exports `handler`). */
@@ -39,26 +39,8 @@ export interface BundledFunctionProps {
   readonly bundleAwsSdk?: boolean;
 }
 
-/**
- * The credential providers the SDK's default chain imports only when the environment holds no
- * credentials. Lambda always puts the function's credentials in its environment, so they never
- * load there; left out of the bundle, they would resolve from the runtime's own SDK if they
- * did. Bundled, their parsing alone made up a third of the init time.
- */
-const UNUSED_CREDENTIAL_PROVIDERS = [
-  '@aws-sdk/credential-provider-sso',
-  '@aws-sdk/credential-provider-ini',
-  '@aws-sdk/credential-provider-process',
-  '@aws-sdk/credential-provider-web-identity',
-  '@aws-sdk/credential-provider-http',
-  '@smithy/credential-provider-imds',
-];
-
 const PROJECT_ROOT = join(import.meta.dirname, '..', '..');
 const BUNDLER = join(import.meta.dirname, '..', 'bundling', 'bundle.ts');
-
-/** The tracer's modules, left out of bundles that do not trace (nothing imports them then). */
-const TRACER_MODULES = ['@aws-lambda-powertools/tracer', '@aws-lambda-powertools/tracer/*'];
 
 /**
  * Bundles a handler with the project's esbuild (`infra/bundling/bundle.ts`, which also makes the
@@ -134,10 +116,10 @@ export const bundledFunction = (
       entry: props.entry,
       // Bundled, the SDK loads as one parsed file instead of hundreds of the runtime's
       // CommonJS modules: a shorter cold start for a larger bundle (see `npm run bench`).
-      external: [
-        ...((props.bundleAwsSdk ?? true) ? UNUSED_CREDENTIAL_PROVIDERS : ['@aws-sdk/*']),
-        ...(props.tracing ? [] : TRACER_MODULES),
-      ],
+      external: externalModules({
+        bundleAwsSdk: props.bundleAwsSdk ?? true,
+        tracing: props.tracing ?? false,
+      }),
     }),
     role,
     handler: 'index.handler',

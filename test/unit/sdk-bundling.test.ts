@@ -1,5 +1,11 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { bundleOptions, externalModules } from '../../infra/bundling/bundle.ts';
+import { eagerImports } from '../../infra/bundling/eager-imports.ts';
 import { literalSchemaKeys } from '../../infra/bundling/schema-keys.ts';
 
 /** Runs a module body (no imports or exports) and returns the value of `S`. */
@@ -72,5 +78,49 @@ describe('literal keys in the AWS SDK’s generated schemas', () => {
         },
       ),
     );
+  });
+});
+
+describe('the SDK’s dynamic import of its event-stream serde', () => {
+  it('becomes a static namespace import, every use of it replaced', () => {
+    const source = [
+      'export class HttpProtocol {',
+      '  async serde() {',
+      '    const { EventStreamSerde } = await import("@smithy/core/event-streams");',
+      '    return EventStreamSerde;',
+      '  }',
+      '}',
+    ].join('\n');
+    const eager = eagerImports(source);
+    expect(eager.split('\n')[0]).toBe(
+      'import * as __onceflowEager0 from "@smithy/core/event-streams";',
+    );
+    expect(eager).toContain('const { EventStreamSerde } = __onceflowEager0;');
+    expect(eager).not.toContain('import(');
+    expect(eagerImports('const http = await import("node:http");')).toBe(
+      'const http = await import("node:http");',
+    );
+  });
+
+  it('leaves no module of the SDK lazily initialized in a function’s bundle, nor an unused S3 operation', async () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'onceflow-bundle-'));
+    try {
+      // Unminified, so that esbuild's lazy initializers keep their names and module paths.
+      await build({
+        ...bundleOptions({
+          entry: join(import.meta.dirname, '..', '..', 'functions', 'aggregate-hours.ts'),
+          outdir,
+          external: externalModules({ bundleAwsSdk: true, tracing: false }),
+        }),
+        minify: false,
+        sourcemap: false,
+      });
+      const bundle = readFileSync(join(outdir, 'index.mjs'), 'utf8');
+      expect(bundle).toContain('node_modules/@smithy/core/dist-es/submodules/event-streams/');
+      expect(bundle).not.toMatch(/__esm\(\{\s*"node_modules\/@(smithy|aws-sdk)\//);
+      expect(bundle).not.toContain('SelectObjectContent');
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
   });
 });
