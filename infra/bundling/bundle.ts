@@ -5,11 +5,12 @@
  *
  *   node infra/bundling/bundle.ts '{"entry": "...", "outdir": "...", "external": [...]}'
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type BuildOptions, build } from 'esbuild';
+import { type BuildOptions, build, type Plugin } from 'esbuild';
 import * as v from 'valibot';
-import { eagerImportsPlugin } from './eager-imports.ts';
-import { literalSchemaKeysPlugin } from './schema-keys.ts';
+import { EAGER_IMPORTERS, eagerImports } from './eager-imports.ts';
+import { literalSchemaKeys, SCHEMA_MODULES } from './schema-keys.ts';
 
 const BundleRequestSchema = v.strictObject({
   /** The handler file (exports `handler`). */
@@ -56,6 +57,17 @@ export const externalModules = (o: {
   ...(o.tracing ? [] : TRACER_MODULES),
 ];
 
+/** A plugin that rewrites the text of the modules whose path matches `filter` as it loads them. */
+const rewriting = (name: string, filter: RegExp, rewrite: (source: string) => string): Plugin => ({
+  name,
+  setup(b) {
+    b.onLoad({ filter }, async ({ path }) => ({
+      contents: rewrite(await readFile(path, 'utf8')),
+      loader: 'js',
+    }));
+  },
+});
+
 /** The esbuild options of a function's bundle: one ES module for Node 24, minified. */
 export const bundleOptions = (request: BundleRequest): BuildOptions => ({
   entryPoints: [request.entry],
@@ -80,7 +92,10 @@ export const bundleOptions = (request: BundleRequest): BuildOptions => ({
   alias: { 'node:http': NODE_HTTP_SHIM, http: NODE_HTTP_SHIM },
   // What the SDK's generated and lazily loaded code keeps from esbuild's tree-shaking and plain
   // module initialization (see each plugin).
-  plugins: [literalSchemaKeysPlugin, eagerImportsPlugin],
+  plugins: [
+    rewriting('onceflow-literal-schema-keys', SCHEMA_MODULES, literalSchemaKeys),
+    rewriting('onceflow-eager-imports', EAGER_IMPORTERS, eagerImports),
+  ],
   logLevel: 'warning',
 });
 

@@ -11,9 +11,6 @@
  * rest, and nothing is wrapped (README, "Cold start"). A module without that import passes
  * unchanged.
  */
-import { readFile } from 'node:fs/promises';
-import type { Plugin } from 'esbuild';
-
 /** The specifiers imported dynamically that are made static. */
 const EAGER_SPECIFIERS = ['@smithy/core/event-streams'] as const;
 
@@ -30,16 +27,5 @@ export const eagerImports = (source: string): string => {
 };
 
 /** Where the SDK imports an eager specifier dynamically. */
-const IMPORTERS =
+export const EAGER_IMPORTERS =
   /[\\/]@smithy[\\/]core[\\/]dist-es[\\/]submodules[\\/]protocols[\\/]HttpProtocol\.js$/;
-
-/** Makes the SDK's dynamic imports of its own modules static as esbuild loads them. */
-export const eagerImportsPlugin: Plugin = {
-  name: 'onceflow-eager-imports',
-  setup(build) {
-    build.onLoad({ filter: IMPORTERS }, async ({ path }) => ({
-      contents: eagerImports(await readFile(path, 'utf8')),
-      loader: 'js',
-    }));
-  },
-};

@@ -6,15 +6,12 @@
  * whose trait objects use computed keys naming module-level string constants
  * (`{ [_hH]: "x-amz-acl" }`). esbuild must assume that a computed key may run code (a getter,
  * a `toString`), so it keeps every statement holding one, and with them every schema they
- * reach: each function carried all of S3's operations (SelectObjectContent, the bucket
- * configurations…), DynamoDB's and SQS's, about 58 KB of the ingest bundle, evaluated at every
- * init (aws/aws-sdk-js-v3#7607; the generator's fix, smithy-lang/smithy-typescript#1889, writes
- * literal keys). This writes each such key as the literal its constant holds, as the fixed
+ * reach: each function carried the schema of every S3 operation (SelectObjectContent, the bucket
+ * configurations…), evaluated at every init; 58 KB of the ingest bundle with the other clients'
+ * leftovers (aws/aws-sdk-js-v3#7607; the generator's fix, smithy-lang/smithy-typescript#1889,
+ * writes literal keys). This writes each such key as the literal its constant holds, as the fixed
  * generator does. A module with no such key passes unchanged.
  */
-import { readFile } from 'node:fs/promises';
-import type { Plugin } from 'esbuild';
-
 /** `const _hH = "httpHeader";` on a line of its own, as the generator writes its string table. */
 const STRING_CONSTANT = /^const (_\w+) = ("(?:[^"\\\n]|\\.)*");$/gm;
 /** A computed key right after `{` or `,`: a property of an object literal, never an array. */
@@ -42,15 +39,5 @@ export const literalSchemaKeys = (source: string): string => {
 };
 
 /** The generated schema modules of every AWS SDK client, wherever npm installed it. */
-const SCHEMA_MODULE = /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]dist-es[\\/]schemas[\\/][^\\/]+\.js$/;
-
-/** Makes the keys of the SDK's schema modules literal as esbuild loads them. */
-export const literalSchemaKeysPlugin: Plugin = {
-  name: 'onceflow-literal-schema-keys',
-  setup(build) {
-    build.onLoad({ filter: SCHEMA_MODULE }, async ({ path }) => ({
-      contents: literalSchemaKeys(await readFile(path, 'utf8')),
-      loader: 'js',
-    }));
-  },
-};
+export const SCHEMA_MODULES =
+  /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]dist-es[\\/]schemas[\\/][^\\/]+\.js$/;
