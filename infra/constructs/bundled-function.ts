@@ -43,10 +43,11 @@ const PROJECT_ROOT = join(import.meta.dirname, '..', '..');
 const BUNDLER = join(import.meta.dirname, '..', 'bundling', 'bundle.ts');
 
 /**
- * Bundles a handler with the project's esbuild (`infra/bundling/bundle.ts`, which also makes the
- * SDK's schema keys literal, so that unused operations are left out: a plugin, which
- * NodejsFunction's bundling cannot run). Its request is a property so that CDK, which keys its
- * asset cache by the bundling options as JSON, tells one function's bundle from another's.
+ * Bundles a handler with the project's esbuild (`infra/bundling/bundle.ts`, whose plugins, which
+ * NodejsFunction's bundling cannot run, rewrite two parts of the SDK's code so that its unused
+ * operations are left out and its modules initialize as plain code). Its request is a property
+ * so that CDK, which keys its asset cache by the bundling options as JSON, tells one function's
+ * bundle from another's.
  */
 class EsbuildBundling implements ILocalBundling {
   readonly request: Omit<BundleRequest, 'outdir'>;
