@@ -200,6 +200,10 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     const gaps = await probeFauxqsGaps(fauxqsEndpoint);
     if (!gaps.supplementaryCharacters)
       options.warn?.('fauxqs refuses message bodies with emoji and other supplementary characters');
+    if (!gaps.fifoGroupReceives)
+      options.warn?.(
+        'fauxqs gives one message per group per FIFO receive, where SQS gives as many of a group as it can',
+      );
     const preconditions = new S3Preconditions(fauxqs, gaps.s3Preconditions);
     const moveTasks = new SqsMoveTasks(
       new SQSClient({

@@ -6,6 +6,7 @@
 import * as v from 'valibot';
 import { requestUpstream } from './http.ts';
 import type { S3PreconditionGaps } from './s3-preconditions.ts';
+import { receiveWholeGroups } from './sqs-fifo-receive.ts';
 import { acceptSupplementaryCharacters } from './sqs-unicode.ts';
 
 /** Which gap-fillers are needed (false: the emulator supports the feature itself). */
@@ -15,6 +16,8 @@ export interface FauxqsGaps {
   readonly moveTasks: boolean;
   /** Whether bodies with supplementary characters (emoji) are accepted, as SQS accepts them. */
   readonly supplementaryCharacters: boolean;
+  /** Whether a FIFO receive returns several messages of one group, in order, as SQS does. */
+  readonly fifoGroupReceives: boolean;
 }
 
 /**
@@ -58,24 +61,61 @@ const probeMoveTasks = async (fauxqs: string): Promise<boolean> => {
   return answer.body.includes('InvalidAction') || answer.body.includes('Unknown action');
 };
 
-/** Does the emulator accept a body with an emoji, as SQS does? (A real send, not a belief.) */
-const probeSupplementaryCharacters = async (fauxqs: string): Promise<boolean> => {
-  const call = (action: string, body: unknown) =>
-    requestUpstream(fauxqs, {
-      method: 'POST',
-      path: '/',
-      headers: {
-        'content-type': 'application/x-amz-json-1.0',
-        'x-amz-target': `AmazonSQS.${action}`,
-      },
-      body: JSON.stringify(body),
-    });
-  const created = await call('CreateQueue', { QueueName: `onceflow-probe-${Date.now()}` });
+/** One SQS JSON-protocol call to the emulator. */
+const callSqs = (fauxqs: string, action: string, body: unknown) =>
+  requestUpstream(fauxqs, {
+    method: 'POST',
+    path: '/',
+    headers: {
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': `AmazonSQS.${action}`,
+    },
+    body: JSON.stringify(body),
+  });
+
+/** Runs `probe` on a queue made for it (`attributes`), deleted after. */
+const withProbeQueue = async <T>(
+  fauxqs: string,
+  name: string,
+  attributes: Record<string, string>,
+  probe: (queueUrl: string) => Promise<T>,
+): Promise<T> => {
+  const created = await callSqs(fauxqs, 'CreateQueue', { QueueName: name, Attributes: attributes });
   const { QueueUrl } = v.parse(v.object({ QueueUrl: v.string() }), JSON.parse(created.body));
-  const sent = await call('SendMessage', { QueueUrl, MessageBody: 'probe \u{1F4E6}' });
-  await call('DeleteQueue', { QueueUrl });
-  return sent.status === 200;
+  try {
+    return await probe(QueueUrl);
+  } finally {
+    await callSqs(fauxqs, 'DeleteQueue', { QueueUrl });
+  }
 };
+
+/** Does the emulator accept a body with an emoji, as SQS does? (A real send, not a belief.) */
+const probeSupplementaryCharacters = (fauxqs: string): Promise<boolean> =>
+  withProbeQueue(fauxqs, `onceflow-probe-${Date.now()}`, {}, async (QueueUrl) => {
+    const sent = await callSqs(fauxqs, 'SendMessage', { QueueUrl, MessageBody: 'probe \u{1F4E6}' });
+    return sent.status === 200;
+  });
+
+/** Does one FIFO receive return two messages of one group, as SQS does? (A real receive.) */
+const probeFifoGroupReceives = (fauxqs: string): Promise<boolean> =>
+  withProbeQueue(
+    fauxqs,
+    `onceflow-probe-${Date.now()}.fifo`,
+    { FifoQueue: 'true', ContentBasedDeduplication: 'true' },
+    async (QueueUrl) => {
+      for (const body of ['first', 'second'])
+        await callSqs(fauxqs, 'SendMessage', { QueueUrl, MessageBody: body, MessageGroupId: 'g' });
+      const received = await callSqs(fauxqs, 'ReceiveMessage', {
+        QueueUrl,
+        MaxNumberOfMessages: 10,
+      });
+      const { Messages = [] } = v.parse(
+        v.object({ Messages: v.optional(v.array(v.object({ Body: v.string() }))) }),
+        JSON.parse(received.body),
+      );
+      return Messages.map((m) => m.Body).join() === 'first,second';
+    },
+  );
 
 /** Probes every gap of the fauxqs at this endpoint. */
 export const probeFauxqsGaps = async (fauxqs: string): Promise<FauxqsGaps> => ({
@@ -83,4 +123,7 @@ export const probeFauxqsGaps = async (fauxqs: string): Promise<FauxqsGaps> => ({
   moveTasks: await probeMoveTasks(fauxqs),
   supplementaryCharacters:
     (await acceptSupplementaryCharacters()) && (await probeSupplementaryCharacters(fauxqs)),
+  fifoGroupReceives:
+    (await probeFifoGroupReceives(fauxqs)) ||
+    ((await receiveWholeGroups()) && (await probeFifoGroupReceives(fauxqs))),
 });

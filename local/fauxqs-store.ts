@@ -7,10 +7,11 @@
  *   listens on every interface; the edge needs it on loopback behind `buildApp`, which takes
  *   ready-made stores. So this wires them as `startFauxqs` does (load the saved state first,
  *   then attach the store to every queue).
- * It reaches fauxqs's store modules by fauxqs's own module URL, so the classes are the ones
- * `buildApp` uses.
+ * It reaches fauxqs's store modules by fauxqs's own module URL (`fauxqs-modules.ts`), so the
+ * classes are the ones `buildApp` uses.
  */
 import type { buildApp } from 'fauxqs';
+import { fauxqsModule } from './fauxqs-modules.ts';
 
 type Stores = NonNullable<NonNullable<Parameters<typeof buildApp>[0]>['stores']>;
 
@@ -24,8 +25,7 @@ export class FauxqsPersistenceError extends Error {
   override readonly name = 'FauxqsPersistenceError';
 }
 
-const internal = async <T>(path: string): Promise<T> =>
-  (await import(new URL(path, import.meta.resolve('fauxqs')).href)) as T;
+const internal = <T>(path: string): Promise<T> => fauxqsModule<T>(`./dist/${path.slice(2)}`);
 
 export interface FauxqsStores {
   readonly stores: Stores;

@@ -5,9 +5,10 @@
  * gap-filler gives fauxqs's check SQS's rule: it replaces the `test` of that one pattern object
  * (shared by every fauxqs module that validates bodies), after a probe shows the gap, and only
  * then. Lone surrogates and the other invalid characters stay refused. It reaches the pattern by
- * fauxqs's own module URL, so it works where fauxqs is loaded by Node itself (`npm start`, the
- * CLI, test workers); the edge confirms it with a real send before relying on it.
+ * fauxqs's own module URL (`fauxqs-modules.ts`); the edge confirms it with a real send before
+ * relying on it.
  */
+import { fauxqsModule } from './fauxqs-modules.ts';
 
 /** SQS's rule, code point by code point. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the rule names the allowed controls
@@ -16,11 +17,7 @@ const INVALID_SQS_CHARACTER = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\
 /** The fauxqs module that holds its body check; undefined when its layout changed. */
 const fauxqsTypes = async (): Promise<{ INVALID_MESSAGE_BODY_CHAR?: RegExp } | undefined> => {
   try {
-    // The same URL fauxqs's own modules import it by, so the same module instance.
-    const app = import.meta.resolve('fauxqs');
-    return (await import(new URL('./sqs/sqsTypes.js', app).href)) as {
-      INVALID_MESSAGE_BODY_CHAR?: RegExp;
-    };
+    return await fauxqsModule<{ INVALID_MESSAGE_BODY_CHAR?: RegExp }>('./dist/sqs/sqsTypes.js');
   } catch {
     return undefined;
   }

@@ -4,30 +4,23 @@ import {
   SendMessageBatchCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { adminClients } from '../../local/clients.ts';
-import { type Emulators, LOCAL_REGION, startEmulators } from '../../local/emulators.ts';
-import { sharedDynamoLocal } from '../support/emulators.ts';
+import { LOCAL_REGION } from '../../local/emulators.ts';
+import { useEmulators } from '../support/emulators.ts';
 import { uniqueName } from '../support/pipeline.ts';
 
-// Emulators of this worker's own: the gap-filler reaches fauxqs as Node loads it, which the
-// suite's shared emulators (started by the test runner's global set-up) are not.
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({ dynamoLocal: sharedDynamoLocal() });
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+// Emulators of this file's own, so that the probe's verdict can be read.
+const emulators = useEmulators();
 
 /** Message bodies with any character SQS accepts, through the local edge. */
 describe('SQS message bodies on the local edge', () => {
   it('says it accepts supplementary characters only after a real send proved it', () => {
-    expect(emulators.gaps.supplementaryCharacters).toBe(true);
+    expect(emulators().gaps.supplementaryCharacters).toBe(true);
   });
 
   const queue = async () => {
-    const { sqs } = adminClients(emulators.endpoint, LOCAL_REGION);
+    const { sqs } = adminClients(emulators().endpoint, LOCAL_REGION);
     const url = (await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('unicode') })))
       .QueueUrl;
     return { sqs, url: url ?? '' };

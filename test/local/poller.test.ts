@@ -299,7 +299,7 @@ describe('the local SQS poller', () => {
 
   it('invokes the other groups of a FIFO receive over 6 MB when a part of it fails', async () => {
     const q = await setup({ FifoQueue: 'true' });
-    // Ten groups of one message each: fauxqs, unlike SQS, gives one message per group per receive.
+    // Ten groups of one message each: every part is invoked, whichever fails.
     await q.sendLarge(fullSizeBodies(), (i) => `g${i}`);
     const attempts = new Map<string, number>();
     let calls = 0;
@@ -322,5 +322,32 @@ describe('the local SQS poller', () => {
     expect(twice.length).toBeGreaterThan(0);
     expect([...attempts.values()].filter((n) => n === 1)).toHaveLength(10 - twice.length);
     expect(q.reports.filter((r) => r.error?.startsWith('not invoked'))).toEqual([]);
+  });
+
+  it('returns the rest of a group uninvoked when an earlier part of its FIFO receive fails', async () => {
+    const q = await setup({ FifoQueue: 'true' });
+    // One group: one receive gives all ten, as SQS does, over several 6 MB events.
+    await q.sendLarge(fullSizeBodies(), () => 'g');
+    const calls: string[][] = [];
+    const poller = q.poll({
+      retryDelaySeconds: 0,
+      invoke: async (_, event) => {
+        calls.push(event.Records.map((r) => r.body[0] ?? ''));
+        if (calls.length === 1) throw new Error('the first part fails');
+        return {};
+      },
+    });
+    await waitFor(async () => (await q.depth()) === 0 && poller.inFlight === 0, {
+      timeoutMs: DEADLINE_MS,
+      what: 'the queue to empty',
+    });
+    const [failed, ...retried] = calls as [string[], ...string[][]];
+    const order = Array.from({ length: 10 }, (_, i) => String(i));
+    expect(failed).toEqual(order.slice(0, failed.length));
+    expect(failed.length).toBeLessThan(10);
+    // The rest went back without running ahead of the failed part, then all ran once, in order.
+    const held = q.reports.filter((r) => r.error?.startsWith('not invoked'));
+    expect(held.flatMap((r) => r.failedIds)).toHaveLength(10 - failed.length);
+    expect(retried.flat()).toEqual(order);
   });
 });
