@@ -118,7 +118,8 @@ export interface PeekOptions {
  * Up to `limit` of a queue's visible messages, leaving them in the queue: each is received
  * once, hidden until the read is done, then made visible again. Each read adds one to a
  * message's receive count (nothing acts on it in a DLQ, which has no redrive policy). Of a FIFO
- * queue, only the first message of each message group can be read this way.
+ * queue, only each message group's first messages can be read this way: as many as the receive
+ * that reached the group held, since SQS gives no more of a group while any of it is in flight.
  */
 export const peekMessages = async (
   sqs: SQSClient,

@@ -4,8 +4,7 @@
  * before the batch was received, so one recompute started after covers them all.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
 import { createDynamoClient, createS3Client } from '../adapters/clients.ts';
@@ -20,6 +19,7 @@ import { describeValidationIssues, HourMessageSchema } from '../shared/schema.ts
 import {
   instrumented,
   loggingFailures,
+  observability,
   once,
   processFifoGroups,
   toIncomingMessage,
@@ -59,8 +59,7 @@ export const createAggregateHandler = (
   tracing: Tracing = NO_TRACING,
 ) => {
   const resolve = once(dependencies);
-  const logger = new Logger();
-  const metrics = new Metrics();
+  const { logger, metrics } = observability();
   return instrumented<SQSEvent, SQSBatchResponse>(tracing, logger, metrics).handler(
     (event, context) => {
       const { ports, quarantine, index } = resolve();

@@ -3,8 +3,7 @@
  * batch in progress can touch, in order, and lists them in their day's index (shared/finalizer.ts).
  * Runs that overlap or crash are harmless: the next one redoes what is left.
  */
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { createDynamoClient, createS3Client } from '../adapters/clients.ts';
 import { loadTracing, NO_TRACING, type Tracing } from '../adapters/tracing.ts';
 import { finalizerPorts, finalizerSettings } from '../adapters/wiring.ts';
@@ -15,7 +14,7 @@ import {
   type FinalizerSettings,
   finalizeHours,
 } from '../shared/finalizer.ts';
-import { instrumented, once } from './sqs-record.ts';
+import { instrumented, observability, once } from './sqs-record.ts';
 
 export interface FinalizeDependencies {
   readonly ports: FinalizerPorts;
@@ -28,8 +27,7 @@ export const createFinalizeHandler = (
   tracing: Tracing = NO_TRACING,
 ) => {
   const resolve = once(dependencies);
-  const logger = new Logger();
-  const metrics = new Metrics();
+  const { logger, metrics } = observability();
   return instrumented<unknown, FinalizerRun>(tracing, logger, metrics).handler(async () => {
     const { ports, settings } = resolve();
     const run = await finalizeHours(ports, settings);

@@ -3,15 +3,20 @@
  * own (partial batch response); invalid ones are quarantined and acknowledged.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createAwsClients } from '../adapters/clients.ts';
 import { loadTracing, NO_TRACING, type Tracing } from '../adapters/tracing.ts';
 import { ingestPorts, ingestSettings } from '../adapters/wiring.ts';
 import { loadIngestConfig, loadTracingConfig } from '../shared/config.ts';
 import { type IngestPorts, type IngestSettings, ingestMessage } from '../shared/ingest.ts';
-import { instrumented, loggingFailures, once, toIncomingMessage } from './sqs-record.ts';
+import {
+  instrumented,
+  loggingFailures,
+  observability,
+  once,
+  toIncomingMessage,
+} from './sqs-record.ts';
 
 export interface IngestDependencies {
   readonly ports: IngestPorts;
@@ -28,8 +33,7 @@ export const createIngestHandler = (
   tracing: Tracing = NO_TRACING,
 ) => {
   const resolve = once(dependencies);
-  const logger = new Logger();
-  const metrics = new Metrics();
+  const { logger, metrics } = observability();
   const recordHandler = async (record: SQSRecord): Promise<void> => {
     const { ports, settings } = resolve();
     const outcome = await ingestMessage(toIncomingMessage(record), ports, settings);

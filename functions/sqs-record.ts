@@ -3,9 +3,9 @@ import {
   processPartialResponse,
   SqsFifoPartialProcessorAsync,
 } from '@aws-lambda-powertools/batch';
-import type { Logger } from '@aws-lambda-powertools/logger';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -18,6 +18,16 @@ export const toIncomingMessage = (record: SQSRecord): IncomingMessage => ({
   body: record.body,
   sentAtMs: Number(record.attributes.SentTimestamp) || 0,
 });
+
+/**
+ * A function's logger, and its metrics warning through that logger: the warning that an
+ * invocation recorded no metric (one that failed before counting anything) is then a structured
+ * line with the invocation's context, at the log level configured, not a bare console line.
+ */
+export const observability = () => {
+  const logger = new Logger();
+  return { logger, metrics: new Metrics({ logger }) };
+};
 
 /**
  * The middleware every function runs: the trace outermost (its subsegment spans the rest), then

@@ -4,14 +4,13 @@
  * (retrying, or in a DLQ): the `OldestPendingBatchAge` alarm wakes someone before its hours
  * stay wrong for long.
  */
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { createDynamoClient } from '../adapters/clients.ts';
 import { DynamoLedger, type PendingBatch } from '../adapters/dynamo.ts';
 import { loadTracing, NO_TRACING, type Tracing } from '../adapters/tracing.ts';
 import { loadTracingConfig, loadWatchConfig } from '../shared/config.ts';
 import { type PendingReport, pendingReport } from '../shared/pending.ts';
-import { instrumented, once } from './sqs-record.ts';
+import { instrumented, observability, once } from './sqs-record.ts';
 
 export interface WatchDependencies {
   readonly pendingBatches: () => Promise<readonly PendingBatch[]>;
@@ -24,8 +23,7 @@ export const createWatchHandler = (
   tracing: Tracing = NO_TRACING,
 ) => {
   const resolve = once(dependencies);
-  const logger = new Logger();
-  const metrics = new Metrics();
+  const { logger, metrics } = observability();
   return instrumented<unknown, PendingReport>(tracing, logger, metrics).handler(async () => {
     const { pendingBatches, now } = resolve();
     const report = pendingReport(await pendingBatches(), now());

@@ -117,4 +117,36 @@ await handler({ Records: [] }, {}).then(() => { throw new Error('no error'); }, 
     expect(unmapped).toHaveLength(mapped.length);
     expect(unmapped[0]).toMatch(/\(file:\/\/.*\/index\.mjs:\d+:\d+\)$/);
   });
+
+  it('logs what a failed invocation warns as structured lines at the level configured, and nothing when SILENT', async () => {
+    const copy = await ownCopy('warnings');
+    const fn = functionOf(copy, 'IngestFunctionName');
+    const dir = mkdtempSync(join(tmpdir(), 'onceflow-warnings-'));
+    copyFileSync(fn.handlerFile, join(dir, 'index.mjs'));
+    const probe = join(dir, 'probe.mjs');
+    // No configuration: the invocation fails before it counts anything, so Powertools' metrics
+    // warn that there is no metric to publish.
+    writeFileSync(
+      probe,
+      `const { handler } = await import(${JSON.stringify(join(dir, 'index.mjs'))});
+await handler({ Records: [] }, {}).then(() => { throw new Error('no error'); }, () => {});`,
+    );
+    const output = async (level: string) => {
+      const run = await runProcess(process.execPath, [probe], {
+        env: { PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: level },
+      });
+      expect(run.code, run.stderr).toBe(0);
+      return `${run.stdout}${run.stderr}`.split('\n').filter((line) => line.trim() !== '');
+    };
+    expect(await output('SILENT')).toEqual([]);
+    const warned = (await output('WARN')).map(
+      (line) => JSON.parse(line) as Record<string, unknown>,
+    );
+    expect(warned).toContainEqual(
+      expect.objectContaining({
+        level: 'WARN',
+        message: expect.stringMatching(/^No application metrics/),
+      }),
+    );
+  });
 });
