@@ -76,10 +76,19 @@ export const forward = (
       },
       (answer) => {
         const deliver = () => {
+          // The caller left while a hook held the answer (a crash of its environment): nobody
+          // to deliver to. Piped to a closed response, the answer would never end, and neither
+          // would the exchange, holding what waits for it (an S3 key's lock).
+          if (callerLeft) {
+            answer.resume();
+            return resolve();
+          }
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
           answer.once('end', () => resolve());
           answer.once('error', () => resolve());
+          // Destroyed before its end (the caller left mid-answer): over too.
+          answer.once('close', () => resolve());
         };
         if (!onAnswer) return deliver();
         answer.pause();

@@ -1,11 +1,13 @@
 /**
  * The edge's connections to the emulators behind it: idle ones close before an upstream would
- * close them under a request, busy ones (a long poll) stay open as long as the answer takes.
+ * close them under a request, busy ones (a long poll) stay open as long as the answer takes, and
+ * an exchange ends when its caller leaves, whatever stage it is at.
  */
-import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { requestUpstream, UPSTREAM_IDLE_MS } from '../../local/http.ts';
+import { forward, requestUpstream, UPSTREAM_IDLE_MS } from '../../local/http.ts';
 import { waitFor } from '../../local/net.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 
@@ -46,5 +48,47 @@ describe('the edge’s connections to an emulator', () => {
     const answer = await requestUpstream(url, { method: 'GET', path: '/' });
     expect(answer).toMatchObject({ status: 200, body: 'ok' });
     expect(closed).toEqual([]);
+  });
+});
+
+describe('an exchange through the edge whose caller leaves', () => {
+  it('ends when the caller leaves while a hook holds the answer, as a crash of its environment does', async () => {
+    const { url } = await upstream(0);
+    let hookReached = () => {};
+    const reached = new Promise<void>((resolve) => {
+      hookReached = resolve;
+    });
+    let exchange: Promise<void> | undefined;
+    const edge = createServer((req, res) => {
+      // The fault hooks hold an answer while they crash the environment that made another call;
+      // this call's caller (in the same environment) leaves meanwhile. Then the hook delivers.
+      exchange = forward(req, res, { url, name: 'upstream' }, async () => {
+        hookReached();
+        if (!res.closed) await once(res, 'close');
+        return 'deliver';
+      });
+    });
+    await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = edge.address() as AddressInfo;
+      const caller = request({ host: '127.0.0.1', port, method: 'PUT', path: '/bucket/key' });
+      caller.on('error', () => {});
+      caller.end('body');
+      await reached;
+      caller.destroy();
+      // The exchange ends (an S3 key's lock is held until it does), well within the deadline.
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        exchange?.then(() => 'ended'),
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve('still open'), DEADLINE_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      expect(outcome).toBe('ended');
+    } finally {
+      edge.closeAllConnections();
+      await new Promise((resolve) => edge.close(resolve));
+    }
   });
 });
