@@ -25,8 +25,6 @@ export class FauxqsPersistenceError extends Error {
   override readonly name = 'FauxqsPersistenceError';
 }
 
-const internal = <T>(path: string): Promise<T> => fauxqsModule<T>(`./dist/${path.slice(2)}`);
-
 export interface FauxqsStores {
   readonly stores: Stores;
   /** Returns every in-flight message whose visibility timeout ended to its queue, as SQS does. */
@@ -41,16 +39,18 @@ export interface FauxqsStores {
  */
 export const fauxqsStores = async (dataDir?: string): Promise<FauxqsStores> => {
   try {
-    const { SqsStore } = await internal<{ SqsStore: new () => Stores['sqsStore'] }>(
-      './sqs/sqsStore.js',
+    const { SqsStore } = await fauxqsModule<{ SqsStore: new () => Stores['sqsStore'] }>(
+      './dist/sqs/sqsStore.js',
     );
-    const { SnsStore } = await internal<{ SnsStore: new () => Stores['snsStore'] }>(
-      './sns/snsStore.js',
+    const { SnsStore } = await fauxqsModule<{ SnsStore: new () => Stores['snsStore'] }>(
+      './dist/sns/snsStore.js',
     );
-    const { S3Store } = await internal<{ S3Store: new () => Stores['s3Store'] }>('./s3/s3Store.js');
-    const { PersistenceManager } = await internal<{
+    const { S3Store } = await fauxqsModule<{ S3Store: new () => Stores['s3Store'] }>(
+      './dist/s3/s3Store.js',
+    );
+    const { PersistenceManager } = await fauxqsModule<{
       PersistenceManager: new (dir: string) => Persistence;
-    }>('./persistence.js');
+    }>('./dist/persistence.js');
     const stores = { sqsStore: new SqsStore(), snsStore: new SnsStore(), s3Store: new S3Store() };
     // An empty host: fauxqs then builds queue URLs from the request's Host header.
     (stores.sqsStore as unknown as { host: string }).host = '';

@@ -11,10 +11,10 @@
  * dequeues one message at a time while the receive has room, each time hiding the group locks
  * this receive took (never those of messages already in flight), so that a group's next message
  * comes out next, as many as SQS would give; the locks are restored, one per message taken, as
- * fauxqs counts them. The DLQ
- * moves, receive counts and persistence stay fauxqs's own. It reaches the queue class by fauxqs's
- * own module URL (`fauxqs-modules.ts`), and the edge confirms it with a real receive. With several
- * messages of a group in flight, those whose visibility ends return in the order they were sent.
+ * fauxqs counts them. The DLQ moves, receive counts and persistence stay fauxqs's own. With
+ * several messages of a group in flight, those whose visibility ends return in the order they
+ * were sent. It reaches the queue class by fauxqs's own module URL (`fauxqs-modules.ts`), and the
+ * edge confirms it with a real receive.
  */
 
 import { fauxqsModule } from './fauxqs-modules.ts';
@@ -29,6 +29,7 @@ interface FauxqsQueue {
   processTimers(...args: unknown[]): unknown;
   fifoLockedGroups: Map<string, number>;
   fifoMessages: Map<string, { sequenceNumber?: string }[]>;
+  attributes: Record<string, string | undefined>;
 }
 
 interface FauxqsQueueClass {
@@ -83,6 +84,10 @@ export const receiveWholeGroups = async (): Promise<boolean> => {
   if (proto[WRAPPED]) return true;
   const dequeueOnce = proto.dequeueFifo;
   proto.dequeueFifo = function (this: FauxqsQueue, maxCount: number, ...rest: unknown[]) {
+    // Received with no visibility timeout, a message is visible again at once: a second take
+    // in the same receive would give it twice. Such a receive stays fauxqs's own.
+    const visibility = rest[0] ?? this.attributes.VisibilityTimeout;
+    if (!(Number(visibility) > 0)) return dequeueOnce.call(this, maxCount, ...rest);
     const room = Math.min(maxCount, MAX_MESSAGES_PER_RECEIVE);
     const lockedBefore = new Set(this.fifoLockedGroups.keys());
     const received: unknown[] = [];
