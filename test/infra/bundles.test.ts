@@ -33,6 +33,40 @@ const ownCopy = (name: string) => {
   });
 };
 
+/**
+ * The ingest bundle alone in a directory of its own, with a probe that loads it, runs `before`
+ * (given where the deployed bundle is and its copy), then one invocation with no configuration in
+ * the environment, which throws a ConfigError, handed to `onError`. `run` starts the probe in a
+ * fresh process with only PATH and `env`, as deployed (no NODE_OPTIONS).
+ */
+const unconfiguredIngest = async (
+  name: string,
+  o: {
+    before?: (bundle: { deployed: string; copy: string }) => string;
+    onError: string;
+  },
+) => {
+  const fn = functionOf(await ownCopy(name), 'IngestFunctionName');
+  const dir = mkdtempSync(join(tmpdir(), `onceflow-${name}-`));
+  const copy = join(dir, 'index.mjs');
+  copyFileSync(fn.handlerFile, copy);
+  const probe = join(dir, 'probe.mjs');
+  writeFileSync(
+    probe,
+    `const { handler } = await import(${JSON.stringify(copy)});
+${o.before?.({ deployed: fn.handlerFile, copy }) ?? ''}
+await handler({ Records: [] }, {}).then(() => { throw new Error('no error'); }, ${o.onError});`,
+  );
+  const run = async (env: Record<string, string>) => {
+    const result = await runProcess(process.execPath, [probe], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    return result;
+  };
+  return { fn, dir, run };
+};
+
 describe('the deployed bundles', () => {
   it('load and run their first invocation in a fresh process with no node_modules, each under the size budget', async () => {
     const copy = await ownCopy('bundles');
@@ -80,30 +114,17 @@ describe('the deployed bundles', () => {
   });
 
   it('maps a stack trace to source files and function names when first formatted, reading the map only then, and leaves it unmapped when there is none', async () => {
-    const copy = await ownCopy('stacks');
-    const fn = functionOf(copy, 'IngestFunctionName');
-    const dir = mkdtempSync(join(tmpdir(), 'onceflow-stacks-'));
-    copyFileSync(fn.handlerFile, join(dir, 'index.mjs'));
     // The map arrives after the bundle has loaded: a map read at load would be missed. With
     // `MAP=none` it never arrives.
-    const probe = join(dir, 'probe.mjs');
-    writeFileSync(
-      probe,
-      `import { copyFileSync } from 'node:fs';
-const { handler } = await import(${JSON.stringify(join(dir, 'index.mjs'))});
-if (process.env.MAP !== 'none')
-  copyFileSync(${JSON.stringify(`${fn.handlerFile}.map`)}, ${JSON.stringify(join(dir, 'index.mjs.map'))});
-// No configuration in the environment: the first invocation throws a ConfigError.
-await handler({ Records: [] }, {}).then(() => { throw new Error('no error'); }, (e) => console.log(e.stack));`,
-    );
-    // As deployed: no NODE_OPTIONS, so no --enable-source-maps.
+    const { dir, run } = await unconfiguredIngest('stacks', {
+      before: ({ deployed, copy }) => `if (process.env.MAP !== 'none')
+  (await import('node:fs')).copyFileSync(${JSON.stringify(`${deployed}.map`)}, ${JSON.stringify(`${copy}.map`)});`,
+      onError: '(e) => console.log(e.stack)',
+    });
     const trace = async (map: 'late' | 'none') => {
-      const run = await runProcess(process.execPath, [probe], {
-        env: { PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: 'SILENT', MAP: map },
-      });
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout).toMatch(/^ConfigError: invalid configuration: TABLE_NAME: is required/);
-      return run.stdout.split('\n').filter((l) => l.startsWith('    at '));
+      const { stdout } = await run({ POWERTOOLS_LOG_LEVEL: 'SILENT', MAP: map });
+      expect(stdout).toMatch(/^ConfigError: invalid configuration: TABLE_NAME: is required/);
+      return stdout.split('\n').filter((l) => l.startsWith('    at '));
     };
     const mapped = await trace('late');
     // The throwing frame, named and placed as in the source.
@@ -119,24 +140,12 @@ await handler({ Records: [] }, {}).then(() => { throw new Error('no error'); }, 
   });
 
   it('logs what a failed invocation warns as structured lines at the level configured, and nothing when SILENT', async () => {
-    const copy = await ownCopy('warnings');
-    const fn = functionOf(copy, 'IngestFunctionName');
-    const dir = mkdtempSync(join(tmpdir(), 'onceflow-warnings-'));
-    copyFileSync(fn.handlerFile, join(dir, 'index.mjs'));
-    const probe = join(dir, 'probe.mjs');
     // No configuration: the invocation fails before it counts anything, so Powertools' metrics
     // warn that there is no metric to publish.
-    writeFileSync(
-      probe,
-      `const { handler } = await import(${JSON.stringify(join(dir, 'index.mjs'))});
-await handler({ Records: [] }, {}).then(() => { throw new Error('no error'); }, () => {});`,
-    );
+    const { run } = await unconfiguredIngest('warnings', { onError: '() => {}' });
     const output = async (level: string) => {
-      const run = await runProcess(process.execPath, [probe], {
-        env: { PATH: process.env.PATH ?? '', POWERTOOLS_LOG_LEVEL: level },
-      });
-      expect(run.code, run.stderr).toBe(0);
-      return `${run.stdout}${run.stderr}`.split('\n').filter((line) => line.trim() !== '');
+      const { stdout, stderr } = await run({ POWERTOOLS_LOG_LEVEL: level });
+      return `${stdout}${stderr}`.split('\n').filter((line) => line.trim() !== '');
     };
     expect(await output('SILENT')).toEqual([]);
     const warned = (await output('WARN')).map(
