@@ -108,7 +108,11 @@ export const readRejects = async (
   filter: RejectFilter = {},
 ): Promise<StoredReject[]> => {
   const { reason, sinceMs, batchId } = filter;
-  const keys = await rejectKeys(store, filter);
+  // A key naming another batch is not read; one naming none (a body refused whole) is.
+  const keys = (await rejectKeys(store, filter)).filter((key) => {
+    const named = rejectKeyFields(key)?.batchId;
+    return batchId === undefined || named === undefined || named === batchId;
+  });
   const rejects = await mapLimit(keys, READS_IN_FLIGHT, async (key) =>
     parseRejectObject(key, (await store.getText(key)) ?? ''),
   );

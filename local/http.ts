@@ -92,13 +92,31 @@ export const forward = (
         };
         if (!onAnswer) return deliver();
         answer.pause();
-        void onAnswer(answer.statusCode ?? 502).then((decision) => {
-          if (decision === 'deliver') return deliver();
-          // The call took effect upstream, but its caller never hears back.
-          answer.resume();
-          res.socket?.destroy();
-          resolve();
-        });
+        // A hook that fails (synchronously or not) still ends the exchange, with an answer that
+        // says so: left pending, it would hold whatever waits on the exchange (an S3 key's lock).
+        Promise.resolve()
+          .then(() => onAnswer(answer.statusCode ?? 502))
+          .then(
+            (decision) => {
+              if (decision === 'deliver') return deliver();
+              // The call took effect upstream, but its caller never hears back.
+              answer.resume();
+              res.socket?.destroy();
+              resolve();
+            },
+            (error: unknown) => {
+              answer.resume();
+              if (!callerLeft)
+                answerError(
+                  req,
+                  res,
+                  500,
+                  'InternalFailure',
+                  `the onceflow local edge's fault hook failed after ${upstream.name} answered ${answer.statusCode ?? 502}: ${error instanceof Error ? error.message : String(error)}`,
+                );
+              resolve();
+            },
+          );
       },
     );
     proxied.once('error', (error) => {

@@ -6,6 +6,7 @@
 import type { EventConflict } from './claims.ts';
 import { eventDigest, stableHash } from './digest.ts';
 import type { IncomingMessage, Ledger, Quarantine, RawArchive } from './ingest.ts';
+import { batchPartRejectId } from './keys.ts';
 import type { OrderView } from './order-state.ts';
 import { type OrderEvent, validateBatch } from './schema.ts';
 
@@ -100,7 +101,11 @@ export const reportConflict = async (
       `; this copy in batch ${batchId} is ignored and the rest of the batch applies`,
     batchId,
     body: JSON.stringify(second),
-    id: `${batchId}/event-conflict/${stableHash(`${event.orderId}\u0000${event.eventId}`).toString('hex', 0, 12)}`,
+    id: batchPartRejectId(
+      batchId,
+      'event-conflict',
+      stableHash(`${event.orderId}\u0000${event.eventId}`).toString('hex', 0, 12),
+    ),
     conflict: {
       orderId: event.orderId,
       eventId: event.eventId,

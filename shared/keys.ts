@@ -67,6 +67,16 @@ export const REJECT_PREFIX = 'rejects/';
 export const rejectKey = (source: string, reason: string, sentAtMs: number, id: string) =>
   `${REJECT_PREFIX}${source}/reason=${reason}/date=${new Date(sentAtMs).toISOString().slice(0, 10)}/${encodeURIComponent(id)}.json`;
 
+/** The kinds of reject that concern one part of a batch, several per message. */
+export type BatchPartRejectKind = 'event-conflict' | 'too-late';
+
+/**
+ * The id of a reject of one part of a batch (an event in conflict, a too-late hour): the batch id
+ * first, so that its key names the batch; `part` holds no slash.
+ */
+export const batchPartRejectId = (batchId: string, kind: BatchPartRejectKind, part: string) =>
+  `${batchId}/${kind}/${part}`;
+
 /** What a reject's key tells without reading the object. */
 export interface RejectKeyFields {
   readonly source: string;
@@ -74,12 +84,36 @@ export interface RejectKeyFields {
   readonly reason?: string;
   /** The UTC day it was sent, `2026-10-01`. */
   readonly date: string;
+  /**
+   * The batch of a reject named by `batchPartRejectId`; absent for one named by its message id
+   * (a body refused whole), whose batch only the object tells.
+   */
+  readonly batchId?: string;
 }
 
-const REJECT_KEY = /^rejects\/([^/]+)\/(?:reason=([^/]+)\/)?date=(\d{4}-\d{2}-\d{2})\//;
+const REJECT_KEY =
+  /^rejects\/([^/]+)\/(?:reason=([^/]+)\/)?date=(\d{4}-\d{2}-\d{2})\/(?:([^/]+)\.json$)?/;
+// Greedy: a batch id may hold a slash, and even a kind's name, but the part holds no slash.
+const BATCH_PART_ID = /^(.+)\/(?:event-conflict|too-late)\/[^/]+$/;
+
+const decodedId = (encoded: string): string | undefined => {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    // Not written by `rejectKey` (which encodes every id): nothing can be read from it.
+    return undefined;
+  }
+};
+
 /** The fields of a reject key; undefined for a key the quarantine did not write. */
 export const rejectKeyFields = (key: string): RejectKeyFields | undefined => {
   const m = REJECT_KEY.exec(key);
   if (!m?.[1] || !m[3]) return undefined;
-  return { source: m[1], ...(m[2] ? { reason: m[2] } : {}), date: m[3] };
+  const batchId = BATCH_PART_ID.exec(decodedId(m[4] ?? '') ?? '')?.[1];
+  return {
+    source: m[1],
+    ...(m[2] ? { reason: m[2] } : {}),
+    date: m[3],
+    ...(batchId === undefined ? {} : { batchId }),
+  };
 };

@@ -6,6 +6,7 @@
 import { eventContent } from './conflicts.ts';
 import { stableHash } from './digest.ts';
 import type { BatchPlan, ClaimResult, IncomingMessage, Ledger, Quarantine } from './ingest.ts';
+import { batchPartRejectId } from './keys.ts';
 import type { FinalMark } from './lifecycle.ts';
 
 /**
@@ -40,7 +41,7 @@ export const reportTooLate = async (
     detail: `${events.length} event(s) of batch ${plan.batch.batchId} in hour ${hour}, which was closed or final when the batch arrived (latePolicy quarantine); the batch's other hours were applied`,
     batchId: plan.batch.batchId,
     body: JSON.stringify({ batchId: plan.batch.batchId, events: events.map(eventContent) }),
-    id: `${plan.batch.batchId}/too-late/${hour}`,
+    id: batchPartRejectId(plan.batch.batchId, 'too-late', hour),
   });
 };
 

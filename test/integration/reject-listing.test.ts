@@ -8,6 +8,7 @@ import { S3Store } from '../../adapters/s3.ts';
 import { countRejectsByReason, readRejects } from '../../adapters/s3-quarantine.ts';
 import type { RejectReason } from '../../shared/errors.ts';
 import type { Reject } from '../../shared/ingest.ts';
+import { batchPartRejectId } from '../../shared/keys.ts';
 import { createAdminClients, uniqueName } from '../support/pipeline.ts';
 
 /** The keys each GetObject read, and what each ListObjectsV2 listed. */
@@ -60,12 +61,21 @@ const quarantine = async () => {
     reject('a-1', 'schema-violation', '2026-10-02T09:00:00Z', { source: 'aggregate' }),
     // Several rejects of one message, named by batch and event, slashes included.
     reject('m-5', 'event-conflict', '2026-10-02T12:00:00Z', {
-      id: 'b-5/event-conflict/a1',
+      id: batchPartRejectId('b-5', 'event-conflict', 'a1'),
       batchId: 'b-5',
     }),
     reject('m-5', 'event-conflict', '2026-10-02T12:00:00Z', {
-      id: 'b-5/event-conflict/b2',
+      id: batchPartRejectId('b-5', 'event-conflict', 'b2'),
       batchId: 'b-5',
+    }),
+    // Another batch's parts, one of them a batch whose id starts with the first's.
+    reject('m-6', 'event-conflict', '2026-10-02T13:00:00Z', {
+      id: batchPartRejectId('b-5/too-late/x', 'event-conflict', 'c3'),
+      batchId: 'b-5/too-late/x',
+    }),
+    reject('m-7', 'too-late', '2026-10-02T14:00:00Z', {
+      id: batchPartRejectId('b-6', 'too-late', '2026-10-01T09:00:00Z'),
+      batchId: 'b-6',
     }),
   ];
   for (const r of rejects) await store.put(r);
@@ -92,10 +102,11 @@ describe('reading the quarantine', () => {
   it('counts rejects by reason from their keys, reading only an object whose key lacks it', async () => {
     const { store, reads, legacyKey } = await quarantine();
     expect(await countRejectsByReason(store)).toEqual({
-      'event-conflict': 2,
+      'event-conflict': 3,
       'invalid-json': 1,
       oversize: 1,
       'schema-violation': 4,
+      'too-late': 1,
     });
     expect(reads).toEqual([legacyKey]);
   });
@@ -134,6 +145,15 @@ describe('reading the quarantine', () => {
       ['m-5', 'event-conflict'],
       ['m-5', 'event-conflict'],
     ]);
+    // The parts of other batches are known from their keys, and left unread; the bodies refused
+    // whole are named by message id, so they are read to learn their batch.
+    expect(reads.filter((key) => /%2F(event-conflict|too-late)%2F/.test(key)).sort()).toEqual([
+      'rejects/ingest/reason=event-conflict/date=2026-10-02/b-5%2Fevent-conflict%2Fa1.json',
+      'rejects/ingest/reason=event-conflict/date=2026-10-02/b-5%2Fevent-conflict%2Fb2.json',
+    ]);
+    expect(await readRejects(store, { batchId: 'b-5/too-late/x' })).toMatchObject([
+      { messageId: 'm-6', reason: 'event-conflict' },
+    ]);
     reads.length = 0;
     const conflicts = await readRejects(store, { batchId: 'b-5', reason: 'event-conflict' });
     expect(conflicts.map((r) => r.key)).toEqual([
@@ -153,6 +173,8 @@ describe('reading the quarantine', () => {
       ['a-1', 'schema-violation'],
       ['m-5', 'event-conflict'],
       ['m-5', 'event-conflict'],
+      ['m-6', 'event-conflict'],
+      ['m-7', 'too-late'],
       ['m-3', 'invalid-json'],
       ['m-4', 'schema-violation'],
     ]);

@@ -4,7 +4,7 @@
  * an exchange ends when its caller leaves, whatever stage it is at.
  */
 import { once } from 'node:events';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { forward, requestUpstream, UPSTREAM_IDLE_MS } from '../../local/http.ts';
@@ -48,6 +48,60 @@ describe('the edge’s connections to an emulator', () => {
     const answer = await requestUpstream(url, { method: 'GET', path: '/' });
     expect(answer).toMatchObject({ status: 200, body: 'ok' });
     expect(closed).toEqual([]);
+  });
+});
+
+/** An edge in front of `url` whose exchanges go through `forward` with `hook`. */
+const edgeWith = async (url: string, hook: Parameters<typeof forward>[3]) => {
+  const exchanges: Promise<void>[] = [];
+  const edge = createServer((req, res) => {
+    exchanges.push(forward(req, res, { url, name: 'upstream' }, hook));
+  });
+  await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
+  const { port } = edge.address() as AddressInfo;
+  return {
+    port,
+    exchanges,
+    close: async () => {
+      edge.closeAllConnections();
+      await new Promise((resolve) => edge.close(resolve));
+    },
+  };
+};
+
+/** One request through an edge, its answer read whole (an error if none comes in the deadline). */
+const call = async (port: number) => {
+  const caller = request({ host: '127.0.0.1', port, method: 'PUT', path: '/bucket/key' });
+  caller.setTimeout(DEADLINE_MS, () => caller.destroy(new Error('no answer within the deadline')));
+  caller.end('body');
+  const [answer] = (await once(caller, 'response')) as [IncomingMessage];
+  let body = '';
+  for await (const chunk of answer) body += String(chunk);
+  return { status: answer.statusCode, body };
+};
+
+describe('an exchange through the edge whose fault hook fails', () => {
+  it.each([
+    ['rejects', async () => Promise.reject(new Error('hook broke'))],
+    [
+      'throws before it returns',
+      (() => {
+        throw new Error('hook broke');
+      }) as unknown as Parameters<typeof forward>[3],
+    ],
+  ])('answers 500 naming the failure and ends when the hook %s', async (_, hook) => {
+    const { url } = await upstream(0);
+    const edge = await edgeWith(url, hook);
+    try {
+      const answer = await call(edge.port);
+      expect(answer.status).toBe(500);
+      expect(answer.body).toContain(
+        "the onceflow local edge's fault hook failed after upstream answered 200: hook broke",
+      );
+      await Promise.all(edge.exchanges);
+    } finally {
+      await edge.close();
+    }
   });
 });
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRejectObject } from '../../adapters/s3-quarantine.ts';
 import { UnexpectedObjectError } from '../../shared/errors.ts';
-import { rejectKey, rejectKeyFields } from '../../shared/keys.ts';
+import { batchPartRejectId, rejectKey, rejectKeyFields } from '../../shared/keys.ts';
 
 const KEY = 'rejects/ingest/reason=invalid-json/date=2026-10-01/m-1.json';
 const record = {
@@ -49,6 +49,25 @@ describe('the key of a reject', () => {
     expect(rejectKeyFields(key)).toEqual({
       source: 'ingest',
       reason: 'event-conflict',
+      date: '2026-10-01',
+    });
+  });
+
+  it('names the batch of a reject of one part of a batch, slashes in its id included', () => {
+    const sent = Date.parse('2026-10-01T09:00:00Z');
+    const key = (batchId: string, kind: 'event-conflict' | 'too-late', part: string) =>
+      rejectKey('ingest', kind, sent, batchPartRejectId(batchId, kind, part));
+    expect(rejectKeyFields(key('b-1', 'event-conflict', '0a1b2c'))?.batchId).toBe('b-1');
+    expect(rejectKeyFields(key('b/too-late/1', 'too-late', '2026-10-01T09:00:00Z'))).toEqual({
+      source: 'ingest',
+      reason: 'too-late',
+      date: '2026-10-01',
+      batchId: 'b/too-late/1',
+    });
+    // Named by its message id: only the object knows the batch.
+    expect(rejectKeyFields(rejectKey('ingest', 'schema-violation', sent, 'm-1'))).toEqual({
+      source: 'ingest',
+      reason: 'schema-violation',
       date: '2026-10-01',
     });
   });
