@@ -1,7 +1,7 @@
 /**
  * `onceflow`: the operator CLI. Sends, generates, drains, inspects, replays and reconciles, on
  * the local stack, LocalStack or AWS. Each command lives in `commands/` (what it does and how it
- * is called); this file assembles them, and `onceflow.ts` runs them.
+ * is called); this file assembles them, and `onceflow.mjs` runs them.
  */
 import { register as aggregatesCommand } from './commands/aggregates.ts';
 import { register as batchCommand } from './commands/batch.ts';

@@ -12,7 +12,7 @@ export const spawnOnceflow = (
   args: readonly string[],
   env: Record<string, string> = {},
 ): ChildProcessWithoutNullStreams =>
-  spawn(join(ROOT, 'node_modules', '.bin', 'node'), ['cli/onceflow.ts', ...args], {
+  spawn(join(ROOT, 'node_modules', '.bin', 'node'), ['cli/onceflow.mjs', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
   });
@@ -22,7 +22,7 @@ export const onceflow = (
   args: readonly string[],
   env: Record<string, string> = {},
 ): Promise<Result> =>
-  runProcess(join(ROOT, 'node_modules', '.bin', 'node'), ['cli/onceflow.ts', ...args], {
+  runProcess(join(ROOT, 'node_modules', '.bin', 'node'), ['cli/onceflow.mjs', ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
   });
