@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { RESPONSE_PAYLOAD_BYTES } from './lambda-quotas.ts';
+import { lambdaWorkerEntry } from './lambda-worker-entry.ts';
 import type { LocalFunction } from './provision.ts';
 
 export type InvocationFailure = 'handled' | 'timeout' | 'crash' | 'init' | 'response-size';
@@ -89,10 +90,10 @@ export class LambdaEnvironment {
     return this.#worker ? this.#options.accessKeyId(this.#generation) : undefined;
   }
 
-  #start(): Promise<void> {
+  #start(entry: URL): Promise<void> {
     this.#generation++;
     this.coldStarts++;
-    const worker = new Worker(new URL('./lambda-worker.ts', import.meta.url), {
+    const worker = new Worker(entry, {
       workerData: {
         handlerFile: this.fn.handlerFile,
         handlerExport: this.fn.handlerExport,
@@ -199,7 +200,7 @@ export class LambdaEnvironment {
   }
 
   async #invoke(event: unknown): Promise<unknown> {
-    this.#ready ??= this.#start();
+    this.#ready ??= lambdaWorkerEntry().then((entry) => this.#start(entry));
     await this.#ready;
     const worker = this.#worker;
     if (!worker) throw new InvocationError('crash', 'Runtime.ExitError', 'the environment is gone');

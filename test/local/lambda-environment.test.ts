@@ -11,13 +11,14 @@ import { RESPONSE_PAYLOAD_BYTES } from '../../local/lambda-quotas.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'onceflow-env-'));
 const handlerFile = join(dir, 'handler.mjs');
-// Answers with `count` repeats of `char` (a JSON string: two bytes of quotes more), throws or
-// sleeps, as the event asks.
+// Answers with `count` repeats of `char` (a JSON string: two bytes of quotes more), throws,
+// sleeps or lists the environment's loaded Node modules of a name, as the event asks.
 writeFileSync(
   handlerFile,
   `export const handler = async (event) => {
     if (event.throw) { const e = new Error('order 7 is unknown'); e.name = 'OrderError'; throw e; }
     if (event.sleepMs) await new Promise((r) => setTimeout(r, event.sleepMs));
+    if (event.loaded) return process.moduleLoadList.filter((m) => m.includes(event.loaded));
     return (event.char ?? 'x').repeat(event.count ?? 1);
   };
 `,
@@ -95,5 +96,13 @@ describe('a local execution environment', () => {
     expect(failure.trace).toEqual([]);
     expect(await env.invoke({ count: 1 })).toBe('x');
     expect(env.coldStarts).toBe(2);
+  });
+
+  it('runs nothing but JavaScript before the handler, so Node never loads its TypeScript stripper into an environment', async () => {
+    const env = environment(300);
+    // Node's own modules load in each isolate; amaro is its type stripper.
+    expect(await env.invoke({ loaded: 'internal/modules/esm' })).not.toEqual([]);
+    expect(await env.invoke({ loaded: 'amaro' })).toEqual([]);
+    expect(env.coldStarts).toBe(1);
   });
 });
