@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } 
 import { createRequire } from 'node:module';
 import { delimiter, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
+import { BUILD_CACHE, isUnwritable } from './build-cache.ts';
 import { freePort, waitFor } from './net.ts';
 import { runProcess } from './process.ts';
 
@@ -52,9 +53,6 @@ export interface LoopbackLauncher {
   readonly main: string;
 }
 
-/** Errors of a cache that cannot be written (a read-only install, a full disk…). */
-const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'ENOSPC']);
-
 /**
  * The loopback launcher, compiled once into a directory named by its source's hash (under
  * `node_modules/.cache`, the user's own). Java's source-file mode compiled it again at every
@@ -63,7 +61,7 @@ const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'ENOSPC']);
  * runtime has no Java compiler (a JRE): the caller falls back to the plain jar.
  */
 export const loopbackLauncher = async (
-  cache = join(import.meta.dirname, '..', 'node_modules', '.cache', 'onceflow'),
+  cache = BUILD_CACHE,
 ): Promise<LoopbackLauncher | undefined> => {
   const source = readFileSync(LAUNCHER_SOURCE);
   const hash = createHash('sha256').update(source).digest('hex').slice(0, 16);
@@ -80,8 +78,7 @@ export const loopbackLauncher = async (
   try {
     mkdirSync(building, { recursive: true });
   } catch (error) {
-    if (UNWRITABLE.has((error as NodeJS.ErrnoException).code ?? ''))
-      return { classPath: [], main: LAUNCHER_SOURCE };
+    if (isUnwritable(error)) return { classPath: [], main: LAUNCHER_SOURCE };
     throw error;
   }
   try {

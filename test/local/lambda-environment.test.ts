@@ -2,12 +2,14 @@
  * A local execution environment fails an invocation as Lambda does: a response over the quota,
  * what the handler threw, a timeout, each with the error type Lambda reports.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InvocationError, LambdaEnvironment } from '../../local/lambda-environment.ts';
 import { RESPONSE_PAYLOAD_BYTES } from '../../local/lambda-quotas.ts';
+import { buildLambdaWorkerEntry } from '../../local/lambda-worker-entry.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'onceflow-env-'));
 const handlerFile = join(dir, 'handler.mjs');
@@ -104,5 +106,20 @@ describe('a local execution environment', () => {
     expect(await env.invoke({ loaded: 'internal/modules/esm' })).not.toEqual([]);
     expect(await env.invoke({ loaded: 'amaro' })).toEqual([]);
     expect(env.coldStarts).toBe(1);
+  });
+
+  it('builds the worker script once into its cache as JavaScript, and runs the TypeScript when the cache cannot be written', async () => {
+    const cache = join(dir, 'cache');
+    const [first, second] = await Promise.all([
+      buildLambdaWorkerEntry(cache),
+      buildLambdaWorkerEntry(cache),
+    ]);
+    expect(second.href).toBe(first.href);
+    expect(fileURLToPath(first).startsWith(cache)).toBe(true);
+    expect(first.pathname).toMatch(/lambda-worker-[0-9a-f]{16}\.mjs$/);
+    expect(readFileSync(first, 'utf8')).toContain('lambda-worker runs as a worker thread');
+    // A cache below a file cannot be created (ENOTDIR).
+    const unwritable = await buildLambdaWorkerEntry(join(handlerFile, 'cache'));
+    expect(unwritable.pathname.endsWith('/local/lambda-worker.ts')).toBe(true);
   });
 });
