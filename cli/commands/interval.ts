@@ -5,9 +5,17 @@ import type { AggregatorPorts } from '../../shared/aggregator.ts';
 import { parseEventTime } from '../../shared/time.ts';
 import { CliError, type Target } from '../target.ts';
 
+/**
+ * A date is its midnight UTC; a time may leave out its seconds (`2026-10-01T09:00Z`), as people
+ * type an hour, though an event time may not.
+ */
+export const asTimestamp = (text: string): string =>
+  /^\d{4}-\d{2}-\d{2}$/.test(text)
+    ? `${text}T00:00:00Z`
+    : text.replace(/^(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2})(?=[Zz]$|[+-]\d{2}:\d{2}$)/, '$1:00');
+
 export const parseBoundary = (flag: string, text: string): number => {
-  const value = /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text;
-  const instant = parseEventTime(value);
+  const instant = parseEventTime(asTimestamp(text));
   if (!instant || instant.epochMs % 3_600_000 !== 0) {
     throw new CliError(
       `${flag} ${text}: give a date (2026-10-01) or a whole UTC hour (2026-10-01T09:00:00Z)`,

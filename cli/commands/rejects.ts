@@ -13,6 +13,7 @@ import { UnexpectedObjectError } from '../../shared/errors.ts';
 import { parseEventTime } from '../../shared/time.ts';
 import { json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
+import { asTimestamp } from './interval.ts';
 
 /** Reads the quarantine; an object that is not a reject is named as the command's error. */
 const fromQuarantine = async <T>(target: Target, read: (store: S3Store) => Promise<T>) => {
@@ -33,7 +34,7 @@ export const countRejects = (target: Target): Promise<Record<string, number>> =>
 
 /** `--since`: a date (`2026-10-01`) or an RFC 3339 time, as epoch milliseconds. */
 export const sinceMs = (text: string): number => {
-  const instant = parseEventTime(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
+  const instant = parseEventTime(asTimestamp(text));
   if (!instant) throw new CliError(`--since ${text}: give a date (2026-10-01) or an RFC 3339 time`);
   return instant.epochMs;
 };

@@ -1,0 +1,80 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseBoundary, parseInterval } from '../../cli/commands/interval.ts';
+import { sinceMs } from '../../cli/commands/rejects.ts';
+import { CliError } from '../../cli/target.ts';
+import { formatHour } from '../../shared/time.ts';
+
+const HOUR = Date.UTC(2026, 9, 1, 9);
+
+describe('interval boundaries', () => {
+  it('reads a date as its midnight UTC and a whole hour with or without its seconds', () => {
+    expect(parseBoundary('--from', '2026-10-01')).toBe(Date.UTC(2026, 9, 1));
+    for (const text of [
+      '2026-10-01T09:00:00Z',
+      '2026-10-01T09:00:00.000Z',
+      '2026-10-01T09:00Z',
+      '2026-10-01t09:00z',
+      '2026-10-01T11:00+02:00',
+      '2026-10-01T04:00-05:00',
+      '2026-10-01T11:00:00+02:00',
+    ]) {
+      expect(parseBoundary('--from', text), text).toBe(HOUR);
+    }
+  });
+
+  it('names the flag and the accepted forms when a boundary is not a whole hour or not a time', () => {
+    for (const text of [
+      '2026-10-01T09:30Z',
+      '2026-10-01T09:00:01Z',
+      '2026-10-01T09Z',
+      '2026-10-01T09:00',
+      '2026-10-01 09:00Z',
+      '2026-10-01T09:00+2:00',
+      '2026-13-01',
+      'yesterday',
+      '',
+    ]) {
+      expect(() => parseBoundary('--to', text), text).toThrow(CliError);
+      expect(() => parseBoundary('--to', text), text).toThrow(
+        `--to ${text}: give a date (2026-10-01) or a whole UTC hour (2026-10-01T09:00:00Z)`,
+      );
+    }
+  });
+
+  it('reads every whole hour back from its short and its full spelling', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 24 * 365 * 200 }), (n) => {
+        const ms = Date.UTC(1970, 0, 1) + n * 3_600_000;
+        const full = formatHour(ms);
+        expect(parseBoundary('--from', full)).toBe(ms);
+        expect(parseBoundary('--from', full.replace(':00:00Z', ':00Z'))).toBe(ms);
+      }),
+    );
+  });
+
+  it('takes both boundaries or neither, the first before the second', () => {
+    expect(parseInterval(undefined, undefined, false)).toBeUndefined();
+    expect(() => parseInterval(undefined, undefined, true)).toThrow('give both --from and --to');
+    expect(() => parseInterval('2026-10-01', undefined, false)).toThrow('give both');
+    expect(parseInterval('2026-10-01T09:00Z', '2026-10-01T10:00Z', true)).toEqual({
+      fromMs: HOUR,
+      toMs: HOUR + 3_600_000,
+    });
+    expect(() => parseInterval('2026-10-01T10:00Z', '2026-10-01T10:00:00Z', true)).toThrow(
+      '--from 2026-10-01T10:00Z must be before --to 2026-10-01T10:00:00Z',
+    );
+  });
+});
+
+describe('rejects --since', () => {
+  it('takes any minute or instant, its seconds optional, and names anything else', () => {
+    expect(sinceMs('2026-10-01')).toBe(Date.UTC(2026, 9, 1));
+    expect(sinceMs('2026-10-01T09:30Z')).toBe(HOUR + 30 * 60_000);
+    expect(sinceMs('2026-10-01T11:30+02:00')).toBe(HOUR + 30 * 60_000);
+    expect(sinceMs('2026-10-01T09:30:15.250Z')).toBe(HOUR + 30 * 60_000 + 15_250);
+    expect(() => sinceMs('2026-10-01T09')).toThrow(
+      '--since 2026-10-01T09: give a date (2026-10-01) or an RFC 3339 time',
+    );
+  });
+});
