@@ -13,9 +13,10 @@ import {
   snapshotDir,
   snapshotTable,
 } from '../../local/snapshot.ts';
-import { formatHour, parseEventTime } from '../../shared/time.ts';
+import { formatHour } from '../../shared/time.ts';
 import { globals, number, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
+import { parseInstant } from './interval.ts';
 import { reconcile, verify } from './reconcile.ts';
 import { replayArchive } from './replay.ts';
 import { status } from './status.ts';
@@ -73,8 +74,7 @@ export const register = (program: Command): void => {
     .addHelpText('after', '\nExample:\n  npx onceflow drill restore --at 2026-12-01T03:00:00Z')
     .action(
       run(async (o: { at: string; timeout: number }) => {
-        const atMs = parseEventTime(o.at)?.epochMs;
-        if (atMs === undefined) throw new CliError(`--at ${o.at}: give an RFC 3339 time`);
+        const atMs = parseInstant('--at', o.at);
         const t = await localTarget();
         const snapshot = loadSnapshotAt(dirOf(t), atMs);
         if (!snapshot) {

@@ -16,6 +16,7 @@ import { LogTail, lineTime } from '../../local/log-lines.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { globals, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
+import { parseInstant } from './interval.ts';
 
 const FUNCTIONS = { ingest: 'IngestFunctionName', aggregate: 'AggregateFunctionName' } as const;
 type FunctionKey = keyof typeof FUNCTIONS;
@@ -26,10 +27,7 @@ const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_
 export const sinceMs = (text: string, nowMs: number): number => {
   const relative = /^(\d+)([smhd])$/.exec(text.trim());
   if (relative) return nowMs - Number(relative[1]) * (UNITS[relative[2] ?? 's'] ?? 1000);
-  const absolute = Date.parse(text);
-  if (Number.isNaN(absolute))
-    throw new CliError(`--since ${text}: give a duration (30s, 10m, 2h, 1d) or an RFC 3339 time`);
-  return absolute;
+  return parseInstant('--since', text, 'a duration (30s, 10m, 2h, 1d)');
 };
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -10,10 +10,9 @@ import {
 } from '../../adapters/s3-quarantine.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { UnexpectedObjectError } from '../../shared/errors.ts';
-import { parseEventTime } from '../../shared/time.ts';
 import { json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
-import { asTimestamp } from './interval.ts';
+import { parseInstant } from './interval.ts';
 
 /** Reads the quarantine; an object that is not a reject is named as the command's error. */
 const fromQuarantine = async <T>(target: Target, read: (store: S3Store) => Promise<T>) => {
@@ -33,11 +32,7 @@ export const countRejects = (target: Target): Promise<Record<string, number>> =>
   fromQuarantine(target, countRejectsByReason);
 
 /** `--since`: a date (`2026-10-01`) or an RFC 3339 time, as epoch milliseconds. */
-export const sinceMs = (text: string): number => {
-  const instant = parseEventTime(asTimestamp(text));
-  if (!instant) throw new CliError(`--since ${text}: give a date (2026-10-01) or an RFC 3339 time`);
-  return instant.epochMs;
-};
+export const sinceMs = (text: string): number => parseInstant('--since', text);
 
 export const register = (program: Command): void => {
   program

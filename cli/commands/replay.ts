@@ -12,21 +12,14 @@ import { queueDepth } from '../../adapters/sqs.ts';
 import { counted } from '../../local/render.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
-import { formatHour, hoursBetween, parseEventTime } from '../../shared/time.ts';
+import { formatHour, hoursBetween } from '../../shared/time.ts';
 import { inFlightOption, integer, json, progress, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import { dlqTable, peekDlq } from './dlq-peek.ts';
 import type { Interval } from './interval.ts';
-import { parseInterval } from './interval.ts';
+import { parseInstant, parseInterval } from './interval.ts';
 import { register as registerRejectsReplay } from './replay-rejects.ts';
 import { sendLines } from './send.ts';
-
-/** An RFC 3339 time or a date, as epoch milliseconds. */
-const instantOf = (flag: string, text: string): number => {
-  const instant = parseEventTime(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
-  if (!instant) throw new CliError(`${flag} ${text}: give an RFC 3339 time or a date`);
-  return instant.epochMs;
-};
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -342,9 +335,11 @@ export const register = (program: Command): void => {
         }) => {
           const interval = parseInterval(o.from, o.to, false);
           const receivedFromMs =
-            o.receivedFrom === undefined ? undefined : instantOf('--received-from', o.receivedFrom);
+            o.receivedFrom === undefined
+              ? undefined
+              : parseInstant('--received-from', o.receivedFrom);
           const receivedToMs =
-            o.receivedTo === undefined ? undefined : instantOf('--received-to', o.receivedTo);
+            o.receivedTo === undefined ? undefined : parseInstant('--received-to', o.receivedTo);
           if (!interval && receivedFromMs === undefined && !o.pending) {
             throw new CliError('give --from and --to, --received-from, or --pending');
           }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseBoundary, parseInterval } from '../../cli/commands/interval.ts';
+import { parseBoundary, parseInstant, parseInterval } from '../../cli/commands/interval.ts';
+import { sinceMs as logsSinceMs } from '../../cli/commands/logs.ts';
 import { sinceMs } from '../../cli/commands/rejects.ts';
 import { CliError } from '../../cli/target.ts';
 import { formatHour } from '../../shared/time.ts';
@@ -75,6 +76,32 @@ describe('rejects --since', () => {
     expect(sinceMs('2026-10-01T09:30:15.250Z')).toBe(HOUR + 30 * 60_000 + 15_250);
     expect(() => sinceMs('2026-10-01T09')).toThrow(
       '--since 2026-10-01T09: give a date (2026-10-01) or an RFC 3339 time',
+    );
+  });
+});
+
+describe('instants named by flags (replay --received-from, drill restore --at, logs --since)', () => {
+  it('takes a date or an RFC 3339 time with an offset, its seconds optional', () => {
+    expect(parseInstant('--at', '2026-10-01')).toBe(Date.UTC(2026, 9, 1));
+    expect(parseInstant('--at', '2026-10-01T09:30Z')).toBe(HOUR + 30 * 60_000);
+    expect(parseInstant('--at', '2026-10-01T09:30:00.5-01:00')).toBe(HOUR + 90 * 60_000 + 500);
+  });
+
+  it('refuses a time without an offset, which would read differently in every time zone', () => {
+    for (const text of ['2026-10-01T09:30', '2026-10-01T09:30:00', 'Oct 1 2026', '1759311000000']) {
+      expect(() => parseInstant('--received-from', text), text).toThrow(
+        `--received-from ${text}: give a date (2026-10-01) or an RFC 3339 time (2026-10-01T09:30Z)`,
+      );
+    }
+  });
+
+  it('reads logs --since as a duration back from now or an instant, and names the three forms', () => {
+    const now = HOUR + 3_600_000;
+    expect(logsSinceMs('10m', now)).toBe(now - 600_000);
+    expect(logsSinceMs('1d', now)).toBe(now - 86_400_000);
+    expect(logsSinceMs('2026-10-01T09:30Z', now)).toBe(HOUR + 30 * 60_000);
+    expect(() => logsSinceMs('2026-10-01T09:30', now)).toThrow(
+      '--since 2026-10-01T09:30: give a duration (30s, 10m, 2h, 1d), a date (2026-10-01) or an RFC 3339 time (2026-10-01T09:30Z)',
     );
   });
 });
