@@ -20,7 +20,7 @@ export const register = (program: Command): void => {
           new Promise<number>((resolve) => {
             const state = globals().localState;
             const args = [
-              join(import.meta.dirname, '..', '..', 'local', 'start.ts'),
+              join(import.meta.dirname, '..', '..', 'local', 'start.mjs'),
               '--keep',
               '--port',
               o.port,

@@ -54,7 +54,7 @@ const launch = (args: string[], env: NodeJS.ProcessEnv = process.env): Started =
   const { assemblyDir, stackName } = inject('assembly');
   const child = spawn(
     NODE,
-    ['local/start.ts', '--port', '0', '--assembly', assemblyDir, '--stack', stackName, ...args],
+    ['local/start.mjs', '--port', '0', '--assembly', assemblyDir, '--stack', stackName, ...args],
     { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
