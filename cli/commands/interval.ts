@@ -9,10 +9,12 @@ import { CliError, type Target } from '../target.ts';
  * A date is its midnight UTC; a time may leave out its seconds (`2026-10-01T09:00Z`), as people
  * type an hour, though an event time may not.
  */
-const asTimestamp = (text: string): string =>
-  /^\d{4}-\d{2}-\d{2}$/.test(text)
-    ? `${text}T00:00:00Z`
-    : text.replace(/^(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2})(?=[Zz]$|[+-]\d{2}:\d{2}$)/, '$1:00');
+const epochMsOf = (text: string): number | undefined =>
+  parseEventTime(
+    /^\d{4}-\d{2}-\d{2}$/.test(text)
+      ? `${text}T00:00:00Z`
+      : text.replace(/^(\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2})(?=[Zz]$|[+-]\d{2}:\d{2}$)/, '$1:00'),
+  )?.epochMs;
 
 /**
  * An instant a flag names: a date (its midnight UTC) or an RFC 3339 time, its seconds optional,
@@ -25,24 +27,24 @@ export const parseInstant = (
   /** What else the flag takes, named first in the error (`a duration (30s, 10m)`). */
   alternatives?: string,
 ): number => {
-  const instant = parseEventTime(asTimestamp(text));
-  if (!instant) {
+  const ms = epochMsOf(text);
+  if (ms === undefined) {
     const also = alternatives ? `${alternatives}, ` : '';
     throw new CliError(
       `${flag} ${text}: give ${also}a date (2026-10-01) or an RFC 3339 time (2026-10-01T09:30Z)`,
     );
   }
-  return instant.epochMs;
+  return ms;
 };
 
 export const parseBoundary = (flag: string, text: string): number => {
-  const instant = parseEventTime(asTimestamp(text));
-  if (!instant || instant.epochMs % 3_600_000 !== 0) {
+  const ms = epochMsOf(text);
+  if (ms === undefined || ms % 3_600_000 !== 0) {
     throw new CliError(
       `${flag} ${text}: give a date (2026-10-01) or a whole UTC hour (2026-10-01T09:00:00Z)`,
     );
   }
-  return instant.epochMs;
+  return ms;
 };
 
 export interface Interval {

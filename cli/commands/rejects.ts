@@ -31,9 +31,6 @@ export const listRejects = (target: Target, filter: RejectFilter = {}): Promise<
 export const countRejects = (target: Target): Promise<Record<string, number>> =>
   fromQuarantine(target, countRejectsByReason);
 
-/** `--since`: a date (`2026-10-01`) or an RFC 3339 time, as epoch milliseconds. */
-export const sinceMs = (text: string): number => parseInstant('--since', text);
-
 export const register = (program: Command): void => {
   program
     .command('rejects')
@@ -53,7 +50,7 @@ export const register = (program: Command): void => {
       run(async (o: { json?: boolean; reason?: string; since?: string; batchId?: string }) => {
         const rejects = await listRejects(await target(), {
           ...(o.reason === undefined ? {} : { reason: o.reason }),
-          ...(o.since === undefined ? {} : { sinceMs: sinceMs(o.since) }),
+          ...(o.since === undefined ? {} : { sinceMs: parseInstant('--since', o.since) }),
           ...(o.batchId === undefined ? {} : { batchId: o.batchId }),
         });
         if (o.json) {

@@ -11,7 +11,8 @@ import { counted, terminalSafe } from '../../local/render.ts';
 import { resentBatchId } from '../../shared/late-policy.ts';
 import { inFlightOption, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
-import { listRejects, sinceMs } from './rejects.ts';
+import { parseInstant } from './interval.ts';
+import { listRejects } from './rejects.ts';
 import { sendLines } from './send.ts';
 
 export const REPLAYABLE_REASONS = ['too-late'] as const;
@@ -123,7 +124,7 @@ export const register = (replay: Command): void => {
         }) => {
           const t = await target();
           const result = await replayRejects(t, o.reason, {
-            ...(o.since === undefined ? {} : { sinceMs: sinceMs(o.since) }),
+            ...(o.since === undefined ? {} : { sinceMs: parseInstant('--since', o.since) }),
             ...(o.dryRun ? { dryRun: true } : {}),
             ...(o.inFlight ? { inFlight: o.inFlight } : {}),
             warn: (message) => console.error(terminalSafe(`warning: ${message}`)),

@@ -16,8 +16,7 @@ import { formatHour, hoursBetween } from '../../shared/time.ts';
 import { inFlightOption, integer, json, progress, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import { dlqTable, peekDlq } from './dlq-peek.ts';
-import type { Interval } from './interval.ts';
-import { parseInstant, parseInterval } from './interval.ts';
+import { type Interval, parseInstant, parseInterval } from './interval.ts';
 import { register as registerRejectsReplay } from './replay-rejects.ts';
 import { sendLines } from './send.ts';
 

@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseBoundary, parseInstant, parseInterval } from '../../cli/commands/interval.ts';
 import { sinceMs as logsSinceMs } from '../../cli/commands/logs.ts';
-import { sinceMs } from '../../cli/commands/rejects.ts';
 import { CliError } from '../../cli/target.ts';
 import { formatHour } from '../../shared/time.ts';
 
@@ -68,13 +67,13 @@ describe('interval boundaries', () => {
   });
 });
 
-describe('rejects --since', () => {
+describe('rejects --since and replay rejects --since', () => {
   it('takes any minute or instant, its seconds optional, and names anything else', () => {
-    expect(sinceMs('2026-10-01')).toBe(Date.UTC(2026, 9, 1));
-    expect(sinceMs('2026-10-01T09:30Z')).toBe(HOUR + 30 * 60_000);
-    expect(sinceMs('2026-10-01T11:30+02:00')).toBe(HOUR + 30 * 60_000);
-    expect(sinceMs('2026-10-01T09:30:15.250Z')).toBe(HOUR + 30 * 60_000 + 15_250);
-    expect(() => sinceMs('2026-10-01T09')).toThrow(
+    expect(parseInstant('--since', '2026-10-01')).toBe(Date.UTC(2026, 9, 1));
+    expect(parseInstant('--since', '2026-10-01T09:30Z')).toBe(HOUR + 30 * 60_000);
+    expect(parseInstant('--since', '2026-10-01T11:30+02:00')).toBe(HOUR + 30 * 60_000);
+    expect(parseInstant('--since', '2026-10-01T09:30:15.250Z')).toBe(HOUR + 30 * 60_000 + 15_250);
+    expect(() => parseInstant('--since', '2026-10-01T09')).toThrow(
       '--since 2026-10-01T09: give a date (2026-10-01) or an RFC 3339 time',
     );
   });
