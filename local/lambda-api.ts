@@ -55,6 +55,9 @@ const configurationOf = (region: string, fn: LocalFunction) => ({
   Timeout: fn.timeoutSeconds,
   Environment: { Variables: { ...fn.environment } },
   PackageType: 'Zip',
+  CodeSha256: fn.codeSha256,
+  // Lambda's own form of the time: milliseconds and a +0000 offset.
+  LastModified: fn.lastModified.replace('Z', '+0000'),
   Architectures: ['arm64'],
   State: 'Active',
   LastUpdateStatus: 'Successful',

@@ -3,7 +3,8 @@
  * template — names, queue attributes, redrive policies, key schemas, indexes, TTL — and reads
  * its functions and event source mappings. The template is the only configuration.
  */
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CreateTableCommandInput, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
@@ -54,6 +55,13 @@ export interface LocalFunction {
   readonly environment: Readonly<Record<string, string>>;
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
+  /**
+   * The SHA-256 of the bundled handler, base64, as Lambda's `CodeSha256` (Lambda hashes the zip
+   * it was given; locally the handler file is the package): it changes exactly when the code does.
+   */
+  readonly codeSha256: string;
+  /** When the runtime took this code and configuration (ISO 8601), as Lambda's `LastModified`. */
+  readonly lastModified: string;
 }
 
 export interface ProvisionedStack {
@@ -70,6 +78,8 @@ export interface ProvisionedStack {
   readonly outputs: Readonly<Record<string, string>>;
   /** Resource types that have no local meaning (IAM, alarms, log groups, policies…). */
   readonly notEmulated: readonly string[];
+  /** What each provisioned resource and function answers to `Ref` and `Fn::GetAtt`. */
+  readonly physical: ReadonlyMap<string, PhysicalResource>;
 }
 
 const PROVISIONED = new Set([
@@ -139,7 +149,7 @@ export const provisionStack = async (
   clients: AwsClients,
   region: string,
 ): Promise<ProvisionedStack> => {
-  const { stackName, template, assemblyDir } = stack;
+  const { stackName, template } = stack;
   const physical = new Map<string, PhysicalResource>();
   const ctx: ResolveContext = { region, accountId: LOCAL_ACCOUNT, stackName, resources: physical };
   const entries = Object.entries(template.Resources);
@@ -215,8 +225,67 @@ export const provisionStack = async (
     }
   }
 
-  // Functions are known by name and ARN before their environments are resolved (they may refer to each other).
-  const functionEntries = entries.filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+  const functions = functionsOf(stack, ctx, physical);
+
+  const mappings = eventSourceMappings(
+    entries,
+    queues.map((q) => q.logicalId),
+    functions.map((f) => f.logicalId),
+  );
+  const schedules = scheduledRules(
+    entries,
+    functions.map((f) => f.logicalId),
+  );
+
+  const outputs: Record<string, string> = {};
+  for (const [name, output] of Object.entries(template.Outputs)) {
+    try {
+      outputs[name] = String(resolve(output.Value, ctx));
+    } catch {
+      // An output about something not emulated (e.g. an alarm topic) has no local value.
+    }
+  }
+  const handled = new Set([
+    ...PROVISIONED,
+    'AWS::Lambda::Function',
+    'AWS::Lambda::EventSourceMapping',
+    'AWS::Events::Rule',
+  ]);
+  const notEmulated = [
+    ...new Set(entries.map(([, r]) => r.Type).filter((t) => !handled.has(t))),
+  ].sort();
+  return {
+    stackName,
+    region,
+    queues,
+    tables,
+    buckets,
+    functions,
+    mappings,
+    schedules,
+    outputs,
+    notEmulated,
+    physical,
+  };
+};
+
+/**
+ * The template's functions, read as Lambda would create them: named (functions are known by
+ * name and ARN before any environment resolves, as they may refer to each other), their
+ * environments resolved against `physical` (which gains the functions' own entries), each held
+ * to Lambda's quotas, and their bundled handlers found in the assembly.
+ */
+const functionsOf = (
+  stack: StackTemplate,
+  ctx: ResolveContext,
+  physical: Map<string, PhysicalResource>,
+): LocalFunction[] => {
+  const { stackName, template, assemblyDir } = stack;
+  const { region } = ctx;
+  const lastModified = new Date().toISOString();
+  const functionEntries = Object.entries(template.Resources).filter(
+    ([, r]) => r.Type === 'AWS::Lambda::Function',
+  );
   for (const [id, resource] of functionEntries) {
     const name =
       typeof resource.Properties.FunctionName === 'string'
@@ -258,46 +327,31 @@ export const provisionStack = async (
       environment,
       timeoutSeconds: Number(resource.Properties.Timeout ?? 3),
       memoryMb: Number(resource.Properties.MemorySize ?? 128),
+      codeSha256: createHash('sha256').update(readFileSync(handlerFile)).digest('base64'),
+      lastModified,
     });
   }
+  return functions;
+};
 
-  const mappings = eventSourceMappings(
-    entries,
-    queues.map((q) => q.logicalId),
-    functions.map((f) => f.logicalId),
+/**
+ * The functions of `next` (another synthesis of the same app) as they would run on `running`'s
+ * resources: what a running stack swaps in when only code or function settings changed. Nothing
+ * is created; references resolve to the resources already provisioned.
+ */
+export const functionsOnRunningStack = (
+  next: StackTemplate,
+  running: ProvisionedStack,
+): LocalFunction[] => {
+  const physical = new Map(running.physical);
+  return functionsOf(
+    { ...next, stackName: running.stackName },
+    {
+      region: running.region,
+      accountId: LOCAL_ACCOUNT,
+      stackName: running.stackName,
+      resources: physical,
+    },
+    physical,
   );
-  const schedules = scheduledRules(
-    entries,
-    functions.map((f) => f.logicalId),
-  );
-
-  const outputs: Record<string, string> = {};
-  for (const [name, output] of Object.entries(template.Outputs)) {
-    try {
-      outputs[name] = String(resolve(output.Value, ctx));
-    } catch {
-      // An output about something not emulated (e.g. an alarm topic) has no local value.
-    }
-  }
-  const handled = new Set([
-    ...PROVISIONED,
-    'AWS::Lambda::Function',
-    'AWS::Lambda::EventSourceMapping',
-    'AWS::Events::Rule',
-  ]);
-  const notEmulated = [
-    ...new Set(entries.map(([, r]) => r.Type).filter((t) => !handled.has(t))),
-  ].sort();
-  return {
-    stackName,
-    region,
-    queues,
-    tables,
-    buckets,
-    functions,
-    mappings,
-    schedules,
-    outputs,
-    notEmulated,
-  };
 };

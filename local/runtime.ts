@@ -12,9 +12,15 @@ import type { AwsClients } from '../adapters/clients.ts';
 import { adminClients } from './clients.ts';
 import type { RunningDynamoLocal } from './dynamodb-local.ts';
 import { type EdgeCall, type Emulators, LOCAL_CREDENTIALS, startEmulators } from './emulators.ts';
+import { changedFunctions, changesNeedingRestart } from './hot-swap.ts';
 import { LambdaEnvironment } from './lambda-environment.ts';
 import { waitFor } from './net.ts';
-import { type LocalFunction, type ProvisionedStack, provisionStack } from './provision.ts';
+import {
+  functionsOnRunningStack,
+  type LocalFunction,
+  type ProvisionedStack,
+  provisionStack,
+} from './provision.ts';
 import { type BatchReport, SqsPoller } from './sqs-poller.ts';
 import { loadStack } from './template.ts';
 
@@ -54,6 +60,17 @@ export interface LocalRuntimeOptions {
   readonly dynamoLocal?: RunningDynamoLocal;
 }
 
+/** What `LocalRuntime.update` did with a new synthesis of the running stack. */
+export interface StackUpdate {
+  /** The functions now running new code or settings: each invocation from now on gets them. */
+  readonly updated: readonly LocalFunction[];
+  /**
+   * What changed beyond the functions' code and settings (queues, tables, buckets, mappings,
+   * schedules, outputs), one line each: not applied, a restart takes them.
+   */
+  readonly restartNeeded: readonly string[];
+}
+
 /** A crash injected at the edge: the environment that made a matching call dies around it. */
 export interface CrashRule {
   /** Which call: e.g. `(call) => call.action === 'TransactWriteItems'`. */
@@ -88,6 +105,15 @@ export interface LocalRuntime {
    * logical id, its name, or a prefix of its logical id); resolves with its result.
    */
   runSchedule(fn: string): Promise<unknown>;
+  /**
+   * Takes the functions' code and settings from a new synthesis of the stack (a cloud assembly
+   * holding it under the same name), as `UpdateFunctionCode` and `UpdateFunctionConfiguration`
+   * do on Lambda: invocations running now finish on the code they started with, and every later
+   * one runs in a fresh environment with the new code; idle environments of an updated function
+   * are shut down. Other changes are reported, not applied. A template whose functions cannot be
+   * read (a bundle missing, an environment Lambda would refuse) throws and changes nothing.
+   */
+  update(assemblyDir: string): Promise<StackUpdate>;
   stop(): Promise<void>;
 }
 
@@ -127,7 +153,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   };
   try {
     const clients = adminClients(emulators.endpoint, emulators.region);
-    const stack = await provisionStack(
+    let stack = await provisionStack(
       options.localStackName
         ? { ...stackTemplate, stackName: options.localStackName }
         : stackTemplate,
@@ -185,7 +211,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       },
     });
 
+    let environmentsStarted = 0;
     const newEnvironment = (fn: LocalFunction): LambdaEnvironment => {
+      // Its number in the keys it signs with: fixed for its life, as environments come and go.
+      const serial = environmentsStarted++;
       const env: LambdaEnvironment = new LambdaEnvironment(fn, {
         baseEnvironment: {
           AWS_REGION: emulators.region,
@@ -197,7 +226,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           TZ: 'UTC',
         },
         accessKeyId: (generation) => {
-          const key = `LOCAL${runtimeId}E${environments.indexOf(env)}G${generation}`;
+          const key = `LOCAL${runtimeId}E${serial}G${generation}`;
           byKey.set(key, env);
           return key;
         },
@@ -213,17 +242,34 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
      * slot (ten at once for the ingest function, all on the laptop's cores).
      */
     const idleEnvironments = new Map<string, LambdaEnvironment[]>();
+    /** The function as it runs now (its code and settings change with `update`). */
+    const current = (logicalId: string): LocalFunction => {
+      const fn = stack.functions.find((f) => f.logicalId === logicalId);
+      if (!fn) throw new Error(`no function ${logicalId} in ${stack.stackName}`);
+      return fn;
+    };
+    /** Shuts down an environment of code no longer current, and forgets it. */
+    const retire = (env: LambdaEnvironment) => {
+      const at = environments.indexOf(env);
+      if (at >= 0) environments.splice(at, 1);
+      void env.dispose();
+    };
     const inEnvironment = async <T>(
-      fn: LocalFunction,
+      logicalId: string,
       run: (env: LambdaEnvironment) => Promise<T>,
     ): Promise<T> => {
-      const env = idleEnvironments.get(fn.logicalId)?.pop() ?? newEnvironment(fn);
+      const fn = current(logicalId);
+      const env = idleEnvironments.get(logicalId)?.pop() ?? newEnvironment(fn);
       try {
         return await run(env);
       } finally {
-        const idle = idleEnvironments.get(fn.logicalId) ?? [];
-        idle.push(env);
-        idleEnvironments.set(fn.logicalId, idle);
+        // One that ran code updated meanwhile is not reused: the next invocation gets the new.
+        if (env.fn !== current(logicalId)) retire(env);
+        else {
+          const idle = idleEnvironments.get(logicalId) ?? [];
+          idle.push(env);
+          idleEnvironments.set(logicalId, idle);
+        }
       }
     };
 
@@ -241,7 +287,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         batchingWindowSeconds: mapping.batchingWindowSeconds,
         maxConcurrency: concurrency,
         reportBatchItemFailures: mapping.reportBatchItemFailures,
-        invoke: (_slot, event) => inEnvironment(fn, (env) => env.invoke(event)),
+        invoke: (_slot, event) => inEnvironment(fn.logicalId, (env) => env.invoke(event)),
         ...(options.retryDelaySeconds === undefined
           ? {}
           : { retryDelaySeconds: options.retryDelaySeconds }),
@@ -286,7 +332,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     const invoke = async (name: string, event: unknown, log?: string[]) => {
       const fn = stack.functions.find((f) => f.logicalId === name || f.name === name);
       if (!fn) throw new Error(`no function ${name} in ${stack.stackName}`);
-      return inEnvironment(fn, (env) => env.invoke(event, log));
+      return inEnvironment(fn.logicalId, (env) => env.invoke(event, log));
     };
     /** EventBridge's scheduled event for a rule. */
     const scheduledEvent = (ruleLogicalId: string) => ({
@@ -331,7 +377,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     // The edge answers Lambda's API for this stack's functions until the runtime stops.
     unregisterFunctions = emulators.registerFunctions({
       region: emulators.region,
-      functions: stack.functions,
+      // Read at each request: `update` replaces them.
+      get functions() {
+        return stack.functions;
+      },
       mappings: stack.mappings.flatMap((m) => {
         const poller = pollers.get(m.logicalId);
         const fn = stack.functions.find((f) => f.logicalId === m.functionLogicalId);
@@ -356,10 +405,31 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       invoke,
       logFile: (name) => (options.logDir ? join(options.logDir, `${name}.log`) : undefined),
     });
+    const update = async (assemblyDir: string): Promise<StackUpdate> => {
+      const next = loadStack(assemblyDir, options.stackName);
+      const functions = functionsOnRunningStack(next, stack);
+      const updated = changedFunctions(stack.functions, functions);
+      const restartNeeded = changesNeedingRestart(stackTemplate.template, next.template);
+      if (updated.length > 0) {
+        const byId = new Map(updated.map((fn) => [fn.logicalId, fn]));
+        stack = {
+          ...stack,
+          functions: stack.functions.map((fn) => byId.get(fn.logicalId) ?? fn),
+        };
+        // Busy environments are retired as their invocation ends (see inEnvironment).
+        for (const fn of updated) {
+          for (const env of idleEnvironments.get(fn.logicalId) ?? []) retire(env);
+          idleEnvironments.delete(fn.logicalId);
+        }
+      }
+      return { updated, restartNeeded };
+    };
     return {
       endpoint: emulators.endpoint,
       region: emulators.region,
-      stack,
+      get stack() {
+        return stack;
+      },
       emulators,
       clients,
       pollers,
@@ -388,6 +458,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         if (!schedule) throw new Error(`no scheduled rule runs ${name} in ${stack.stackName}`);
         return runRule(schedule, undefined);
       },
+      update,
       stop: shutdown,
     };
   } catch (error) {

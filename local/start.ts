@@ -20,8 +20,9 @@ import { KeptDataMismatchError } from './provision-table.ts';
 import { describeFinalizerRun } from './render.ts';
 import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
 import { readLocalState, writeLocalState } from './state.ts';
-import { assemblyIsFresh, synthesize } from './synth.ts';
+import { assemblyIsFresh, SOURCES, synthesize } from './synth.ts';
 import { UnknownStackError } from './template.ts';
+import { describeWatchEvent, type WatchEvent, watchStack } from './watch.ts';
 
 const PROJECT = join(import.meta.dirname, '..');
 
@@ -57,6 +58,10 @@ const program = new Command('npm start --')
   .option('--state <file>', 'where --keep writes the endpoints (default <state-dir>/local.json)')
   .option('--persist', 'keep tables, queues (with messages) and the bucket across restarts')
   .option(
+    '--watch',
+    'keep running and swap in the functions’ new code as their sources change (or, with --assembly, as it is synthesized again)',
+  )
+  .option(
     '--retry-delay <seconds>',
     'failed messages come back after this many seconds instead of the visibility timeout',
     seconds,
@@ -64,7 +69,7 @@ const program = new Command('npm start --')
   )
   .addHelpText(
     'after',
-    '\nExamples:\n  npm start\n  npm start -- --keep --persist\n  npm start -- --keep --no-demo --port 4570 --state-dir /tmp/onceflow-b',
+    '\nExamples:\n  npm start\n  npm start -- --keep --persist\n  npm start -- --watch --no-demo\n  npm start -- --keep --no-demo --port 4570 --state-dir /tmp/onceflow-b',
   );
 program.parse();
 const options = program.opts<{
@@ -76,8 +81,11 @@ const options = program.opts<{
   stateDir: string;
   state?: string;
   persist?: boolean;
+  watch?: boolean;
   retryDelay: number;
 }>();
+// Watching a stack that stops after its demo would watch nothing.
+const keep = options.keep === true || options.watch === true;
 const stateDir = resolve(options.stateDir);
 const stateFile = options.state ?? join(stateDir, 'local.json');
 const dataDir = join(stateDir, 'data');
@@ -101,14 +109,15 @@ const holdsData = async (r: LocalRuntime): Promise<boolean> => {
 const assemblyDir = options.assembly ?? join(PROJECT, 'cdk.out');
 let runtime: LocalRuntime | undefined;
 let claim: InstanceClaim | undefined;
+let watcher: { close(): void } | undefined;
 let stopping = false;
 const stop = async (code: number) => {
   if (stopping) return;
   stopping = true;
+  watcher?.close();
   // The state file is removed only by the runtime that wrote it.
   const state = readLocalState(stateFile);
-  if (options.keep && state.ok && state.state.pid === process.pid)
-    rmSync(stateFile, { force: true });
+  if (keep && state.ok && state.state.pid === process.pid) rmSync(stateFile, { force: true });
   await runtime?.stop().catch(() => undefined);
   claim?.release();
   process.exit(code);
@@ -189,7 +198,7 @@ try {
     }).finally(() => bar?.stop());
     ok = result.ok;
   }
-  if (!options.keep) await stop(ok ? 0 : 1);
+  if (!keep) await stop(ok ? 0 : 1);
   else {
     writeLocalState(stateFile, {
       endpoint: runtime.endpoint,
@@ -211,6 +220,32 @@ try {
     console.log(
       `\nCtrl-C stops everything${options.persist ? '; the data stays' : ' and discards the data'}.`,
     );
+    if (options.watch) {
+      const running = runtime;
+      watcher = watchStack({
+        assemblyDir,
+        ...(options.assembly
+          ? {}
+          : {
+              project: {
+                dir: PROJECT,
+                sources: SOURCES,
+                synthesize: () => synthesize(PROJECT, assemblyDir),
+              },
+            }),
+        runtime: running,
+        report: (event: WatchEvent) => {
+          const line = describeWatchEvent(event);
+          if (event.kind === 'synth-failed' || event.kind === 'update-failed') console.error(line);
+          else console.log(line);
+        },
+      });
+      console.log(
+        options.assembly
+          ? `Watching ${assemblyDir}: a new synthesis there swaps in the functions' code.`
+          : `Watching ${SOURCES.join(', ')}: a change synthesizes again and swaps in the functions' code.`,
+      );
+    }
   }
 } catch (error) {
   // Errors the user can act on are one line; anything else keeps its stack for a bug report.

@@ -3,7 +3,15 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runProcess } from './process.ts';
 
-const SOURCES = ['infra', 'functions', 'shared', 'adapters', 'cdk.json', 'package-lock.json'];
+/** What a synthesis is built from: a change in any of them makes cdk.out stale. */
+export const SOURCES = [
+  'infra',
+  'functions',
+  'shared',
+  'adapters',
+  'cdk.json',
+  'package-lock.json',
+];
 
 const newestMtime = (path: string): number => {
   if (!existsSync(path)) return 0;

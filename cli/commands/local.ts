@@ -13,10 +13,14 @@ export const register = (program: Command): void => {
     .option('--port <port>', 'edge port, taken when free', '4566')
     .option('--demo', 'run the demo first')
     .option('--persist', 'keep tables, queues (with messages) and the bucket across restarts')
-    .addHelpText('after', '\nExamples:\n  npx onceflow local up\n  npx onceflow local up --persist')
+    .option('--watch', 'swap in the functions’ new code as their sources change')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  npx onceflow local up\n  npx onceflow local up --persist\n  npx onceflow local up --watch',
+    )
     .action(
       run(
-        (o: { port: string; demo?: boolean; persist?: boolean }) =>
+        (o: { port: string; demo?: boolean; persist?: boolean; watch?: boolean }) =>
           new Promise<number>((resolve) => {
             const state = globals().localState;
             const args = [
@@ -31,6 +35,7 @@ export const register = (program: Command): void => {
             ];
             if (!o.demo) args.push('--no-demo');
             if (o.persist) args.push('--persist');
+            if (o.watch) args.push('--watch');
             const child = spawn(process.execPath, args, { stdio: 'inherit' });
             for (const signal of ['SIGINT', 'SIGTERM'] as const)
               process.on(signal, () => child.kill(signal));

@@ -671,8 +671,11 @@ describe('onceflow generate', () => {
 describe('onceflow local up', () => {
   it('runs the stack until interrupted, writing the state the other commands read, and prints its endpoint for scripts', async () => {
     const state = join(mkdtempSync(join(tmpdir(), 'onceflow-up-')), 'local.json');
-    const child = spawnOnceflow(['--local-state', state, 'local', 'up', '--port', '0']);
-    child.stdout.resume();
+    const child = spawnOnceflow(['--local-state', state, 'local', 'up', '--port', '0', '--watch']);
+    let printed = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+    });
     child.stderr.resume();
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
@@ -696,6 +699,11 @@ describe('onceflow local up', () => {
         `export AWS_SECRET_ACCESS_KEY='${LOCAL_CREDENTIALS.secretAccessKey}'`,
         '',
       ]);
+      // --watch reaches npm start, which says what it watches once the stack runs.
+      await waitFor(() => printed.includes('Watching infra, functions, shared, adapters'), {
+        timeoutMs: DEADLINE_MS,
+        what: 'the watcher to start',
+      });
     } finally {
       child.kill('SIGINT');
     }

@@ -37,6 +37,8 @@ const environment = (timeoutSeconds: number) => {
       environment: {},
       timeoutSeconds,
       memoryMb: 128,
+      codeSha256: '',
+      lastModified: new Date().toISOString(),
     },
     { baseEnvironment: {}, accessKeyId: (generation) => `AKIDLOCAL${generation}` },
   );

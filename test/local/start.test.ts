@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,9 +17,9 @@ import { LocalStateSchema } from '../../local/state.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { seedBatches } from '../support/fixtures.ts';
 import { parseJson } from '../support/json.ts';
+import { launchStart, type Started } from '../support/start.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const NODE = join(ROOT, 'node_modules', '.bin', 'node');
 /** Running, not merely a zombie waiting for whatever adopted it to reap it. */
 const alive = (pid: number) => {
   try {
@@ -39,48 +39,12 @@ const commandOf = (pid: number) =>
   execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }).trim();
 const stateDir = () => mkdtempSync(join(tmpdir(), 'onceflow-start-'));
 
-interface Started {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  output(): string;
-  /** The exit code (null: killed by a signal). */
-  readonly exited: Promise<number | null>;
-  /** Waits until the output shows `text` (or the process ended). */
-  until(text: string): Promise<void>;
-}
-
 /** `npm start` as a user runs it, on the test's assembly, in its own state directory. */
 const launch = (args: string[], env: NodeJS.ProcessEnv = process.env): Started => {
   const { assemblyDir, stackName } = inject('assembly');
-  const child = spawn(
-    NODE,
-    ['local/start.mjs', '--port', '0', '--assembly', assemblyDir, '--stack', stackName, ...args],
-    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  for (const stream of [child.stdout, child.stderr])
-    stream?.on('data', (c: Buffer) => {
-      output += c.toString();
-    });
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
-  );
-  return {
-    child,
-    pid: child.pid ?? 0,
-    output: () => output,
-    exited,
-    until: async (text) => {
-      await waitFor(
-        () => output.includes(text) || child.exitCode !== null || child.signalCode !== null,
-        {
-          timeoutMs: DEADLINE_MS,
-          what: `npm start to print "${text}"`,
-        },
-      );
-      expect(output).toContain(text);
-    },
-  };
+  return launchStart(['--port', '0', '--assembly', assemblyDir, '--stack', stackName, ...args], {
+    env,
+  });
 };
 const RUNNING = 'Ctrl-C stops everything';
 

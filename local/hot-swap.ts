@@ -1,0 +1,71 @@
+/**
+ * What a new synthesis of a running stack changes, split the way Lambda's own updates split it:
+ * a function's code and settings (handler, environment, timeout, memory) are swapped in place,
+ * as `UpdateFunctionCode` and `UpdateFunctionConfiguration` do, while queues, tables, buckets,
+ * event source mappings, schedules and outputs were provisioned from the first template and
+ * change only with a restart. Resources with no local meaning (IAM, alarms, log groups…) are
+ * not compared: nothing local depends on them.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { LocalFunction } from './provision.ts';
+import type { Template } from './template.ts';
+
+/** Resource types the runtime built from the first template and keeps until it restarts. */
+const PROVISIONED_AT_START = new Set([
+  'AWS::SQS::Queue',
+  'AWS::DynamoDB::Table',
+  'AWS::DynamoDB::GlobalTable',
+  'AWS::S3::Bucket',
+  'AWS::Lambda::EventSourceMapping',
+  'AWS::Events::Rule',
+]);
+
+const FUNCTION = 'AWS::Lambda::Function';
+
+/**
+ * The changes from `running` to `next` that a running stack cannot apply, one line each
+ * (`OrdersQueue (AWS::SQS::Queue) changed`); empty when only functions' code or settings moved.
+ */
+export const changesNeedingRestart = (running: Template, next: Template): string[] => {
+  const changes: string[] = [];
+  const ids = [...new Set([...Object.keys(running.Resources), ...Object.keys(next.Resources)])];
+  for (const id of ids.sort()) {
+    const before = running.Resources[id];
+    const after = next.Resources[id];
+    const type = after?.Type ?? before?.Type ?? '';
+    if (!PROVISIONED_AT_START.has(type) && type !== FUNCTION) continue;
+    if (!before || !after) {
+      changes.push(`${id} (${type}) ${before ? 'removed' : 'added'}`);
+      continue;
+    }
+    if (before.Type !== after.Type) changes.push(`${id} (${before.Type} → ${after.Type}) replaced`);
+    else if (type === FUNCTION) {
+      // A function's name is what its mappings, outputs and callers know it by.
+      if (!isDeepStrictEqual(before.Properties.FunctionName, after.Properties.FunctionName))
+        changes.push(`${id} (${type}) renamed`);
+    } else if (!isDeepStrictEqual(before.Properties, after.Properties))
+      changes.push(`${id} (${type}) changed`);
+  }
+  const outputs = [...new Set([...Object.keys(running.Outputs), ...Object.keys(next.Outputs)])];
+  for (const name of outputs.sort())
+    if (!isDeepStrictEqual(running.Outputs[name]?.Value, next.Outputs[name]?.Value))
+      changes.push(`output ${name} changed`);
+  return changes;
+};
+
+/** The functions of `next` whose code or settings differ from the running ones (by logical id). */
+export const changedFunctions = (
+  running: readonly LocalFunction[],
+  next: readonly LocalFunction[],
+): LocalFunction[] =>
+  next.filter((fn) => {
+    const current = running.find((r) => r.logicalId === fn.logicalId);
+    return (
+      current !== undefined &&
+      (current.codeSha256 !== fn.codeSha256 ||
+        current.handlerExport !== fn.handlerExport ||
+        current.timeoutSeconds !== fn.timeoutSeconds ||
+        current.memoryMb !== fn.memoryMb ||
+        !isDeepStrictEqual(current.environment, fn.environment))
+    );
+  });

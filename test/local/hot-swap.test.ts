@@ -1,0 +1,205 @@
+/**
+ * A running stack taking its functions' new code from a new synthesis (`LocalRuntime.update`,
+ * what `npm start -- --watch` calls), as Lambda's `UpdateFunctionCode` does: invocations under
+ * way finish on their code, later ones start fresh environments with the new code, and what
+ * cannot change without a restart is reported, not applied. The assemblies are written by hand:
+ * a queue, a table, a function whose code says which version it is.
+ */
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
+import { waitFor } from '../../local/net.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { DEADLINE_MS } from '../support/deadlines.ts';
+import { useEmulators } from '../support/emulators.ts';
+import { uniqueName } from '../support/names.ts';
+
+const emulators = useEmulators();
+const work = mkdtempSync(join(tmpdir(), 'onceflow-hot-swap-'));
+
+/**
+ * A handler answering its version and the variable `GREETING`; with `holdUntil` in the event it
+ * first writes `<holdUntil>.started`, then waits until the file `holdUntil` exists.
+ */
+const handlerSource = (version: number) => `
+import { existsSync, writeFileSync } from 'node:fs';
+export const handler = async (event) => {
+  if (event.holdUntil) {
+    writeFileSync(event.holdUntil + '.started', '');
+    while (!existsSync(event.holdUntil)) await new Promise((r) => setTimeout(r, 10));
+  }
+  return { version: ${version}, greeting: process.env.GREETING };
+};
+`;
+
+interface AssemblyOptions {
+  readonly version: number;
+  readonly greeting?: string;
+  readonly visibilityTimeout?: number;
+  /** Leave the bundle out (a synthesis the runtime cannot take). */
+  readonly withoutBundle?: boolean;
+}
+
+/** A cloud assembly of one stack, as `cdk synth` lays it out, in a directory of its own. */
+const writeAssembly = (stackName: string, o: AssemblyOptions): string => {
+  const dir = mkdtempSync(join(work, 'assembly-'));
+  const asset = `asset.v${o.version}`;
+  if (!o.withoutBundle) {
+    mkdirSync(join(dir, asset));
+    writeFileSync(join(dir, asset, 'index.mjs'), handlerSource(o.version));
+  }
+  writeFileSync(
+    join(dir, 'manifest.json'),
+    JSON.stringify({
+      artifacts: {
+        [stackName]: {
+          type: 'aws:cloudformation:stack',
+          properties: { templateFile: `${stackName}.template.json` },
+        },
+      },
+    }),
+  );
+  writeFileSync(
+    join(dir, `${stackName}.template.json`),
+    JSON.stringify({
+      Resources: {
+        Work: {
+          Type: 'AWS::SQS::Queue',
+          Properties: { VisibilityTimeout: o.visibilityTimeout ?? 30 },
+        },
+        Things: {
+          Type: 'AWS::DynamoDB::Table',
+          Properties: {
+            AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+            KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+            BillingMode: 'PAY_PER_REQUEST',
+          },
+        },
+        Fn: {
+          Type: 'AWS::Lambda::Function',
+          Metadata: { 'aws:asset:path': asset },
+          Properties: {
+            Handler: 'index.handler',
+            Timeout: 30,
+            MemorySize: 128,
+            Environment: {
+              Variables: { GREETING: o.greeting ?? 'hello', TABLE: { Ref: 'Things' } },
+            },
+          },
+        },
+      },
+      Outputs: { QueueUrl: { Value: { Ref: 'Work' } } },
+    }),
+  );
+  return dir;
+};
+
+const runtimes: LocalRuntime[] = [];
+afterAll(async () => {
+  await Promise.all(runtimes.map((r) => r.stop()));
+});
+
+const start = async (o: AssemblyOptions) => {
+  const stackName = uniqueName('hot');
+  const runtime = await startLocalRuntime({
+    assemblyDir: writeAssembly(stackName, o),
+    emulators: emulators(),
+  });
+  runtimes.push(runtime);
+  return { runtime, stackName };
+};
+
+const AnswerSchema = v.object({ version: v.number(), greeting: v.string() });
+const invoke = async (runtime: LocalRuntime, event: unknown = {}) =>
+  v.parse(AnswerSchema, await runtime.invoke('Fn', event));
+
+const configuration = (runtime: LocalRuntime) =>
+  new LambdaClient({
+    endpoint: runtime.endpoint,
+    region: runtime.region,
+    credentials: LOCAL_CREDENTIALS,
+  }).send(new GetFunctionConfigurationCommand({ FunctionName: runtime.stack.functions[0]?.name }));
+
+describe('a running stack updated from a new synthesis', () => {
+  it('runs the new code and environment from the next invocation, and shuts the idle environment down', async () => {
+    const { runtime, stackName } = await start({ version: 1 });
+    expect(await invoke(runtime)).toEqual({ version: 1, greeting: 'hello' });
+    const before = await configuration(runtime);
+    expect(runtime.environments).toHaveLength(1);
+
+    const update = await runtime.update(
+      writeAssembly(stackName, { version: 2, greeting: 'bonjour' }),
+    );
+    expect(update.updated.map((fn) => fn.logicalId)).toEqual(['Fn']);
+    expect(update.restartNeeded).toEqual([]);
+    expect(runtime.environments).toHaveLength(0);
+    expect(await invoke(runtime)).toEqual({ version: 2, greeting: 'bonjour' });
+
+    // What Lambda's API reports changes with the code, as after UpdateFunctionCode.
+    const after = await configuration(runtime);
+    expect(after.CodeSha256).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    expect(after.CodeSha256).not.toBe(before.CodeSha256);
+    expect(after.Environment?.Variables?.GREETING).toBe('bonjour');
+  });
+
+  it('lets an invocation under way finish on its code while the next one runs the new code', async () => {
+    const { runtime, stackName } = await start({ version: 1 });
+    const release = join(work, uniqueName('release'));
+    const held = invoke(runtime, { holdUntil: release });
+    await waitFor(() => existsSync(`${release}.started`), {
+      timeoutMs: DEADLINE_MS,
+      what: 'the first invocation to start',
+    });
+    await runtime.update(writeAssembly(stackName, { version: 2 }));
+    // The first environment is busy: the update does not touch it.
+    expect(runtime.environments).toHaveLength(1);
+    expect((await invoke(runtime)).version).toBe(2);
+    writeFileSync(release, '');
+    expect((await held).version).toBe(1);
+    // Its invocation over, the environment of the old code is gone; the new one stays warm.
+    expect(runtime.environments.map((e) => e.fn.codeSha256)).toEqual([
+      runtime.stack.functions[0]?.codeSha256,
+    ]);
+    expect((await invoke(runtime)).version).toBe(2);
+    expect(runtime.environments).toHaveLength(1);
+  });
+
+  it('changes nothing when the same code comes again from another synthesis', async () => {
+    const { runtime, stackName } = await start({ version: 1 });
+    await invoke(runtime);
+    const [environment] = runtime.environments;
+    const update = await runtime.update(writeAssembly(stackName, { version: 1 }));
+    expect(update).toEqual({ updated: [], restartNeeded: [] });
+    expect(runtime.environments).toEqual([environment]);
+    expect(environment?.coldStarts).toBe(1);
+    await invoke(runtime);
+    expect(environment?.coldStarts).toBe(1);
+  });
+
+  it('reports a change to a queue as needing a restart, and leaves the queue as it is', async () => {
+    const { runtime, stackName } = await start({ version: 1 });
+    const update = await runtime.update(
+      writeAssembly(stackName, { version: 2, visibilityTimeout: 90 }),
+    );
+    expect(update.restartNeeded).toEqual(['Work (AWS::SQS::Queue) changed']);
+    expect(update.updated).toHaveLength(1);
+    const queueUrl = runtime.stack.outputs.QueueUrl;
+    const { Attributes } = await runtime.clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['VisibilityTimeout'] }),
+    );
+    expect(Attributes?.VisibilityTimeout).toBe('30');
+  });
+
+  it('keeps the running code when the new synthesis cannot run', async () => {
+    const { runtime, stackName } = await start({ version: 1 });
+    await expect(
+      runtime.update(writeAssembly(stackName, { version: 2, withoutBundle: true })),
+    ).rejects.toThrow(/no bundled handler index\.\{mjs,js,cjs\}/);
+    expect((await invoke(runtime)).version).toBe(1);
+  });
+});
