@@ -99,7 +99,18 @@ export const bundleOptions = (request: BundleRequest): BuildOptions => ({
   logLevel: 'warning',
 });
 
+/** esbuild's failure, once it has printed each error with its place in the source. */
+const isBuildFailure = (error: unknown) =>
+  error instanceof Error && Array.isArray((error as { errors?: unknown }).errors);
+
 if (import.meta.main) {
   const request = v.parse(BundleRequestSchema, JSON.parse(process.argv[2] ?? ''));
-  await build(bundleOptions(request));
+  try {
+    await build(bundleOptions(request));
+  } catch (error) {
+    // The errors are on stderr already, each with its source line; a stack of esbuild's own
+    // frames after them would only push them out of sight.
+    if (!isBuildFailure(error)) throw error;
+    process.exitCode = 1;
+  }
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { bundleOptions, externalModules } from '../../infra/bundling/bundle.ts';
 import { eagerImports } from '../../infra/bundling/eager-imports.ts';
 import { literalSchemaKeys } from '../../infra/bundling/schema-keys.ts';
+import { runProcess } from '../../local/process.ts';
 
 /** Runs a module body (no imports or exports) and returns the value of `S`. */
 const evaluate = (source: string): unknown => new Function(`${source}\nreturn S;`)();
@@ -121,6 +122,26 @@ describe('the SDK’s dynamic import of its event-stream serde', () => {
       expect(bundle).not.toContain('SelectObjectContent');
     } finally {
       rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a function that does not build', () => {
+  it('prints esbuild’s error with its source line and exits 1, with no stack after it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'onceflow-bad-bundle-'));
+    try {
+      const entry = join(dir, 'handler.ts');
+      writeFileSync(entry, 'export const handler = async () => ;\n');
+      const run = await runProcess(process.execPath, [
+        join(import.meta.dirname, '..', '..', 'infra', 'bundling', 'bundle.ts'),
+        JSON.stringify({ entry, outdir: join(dir, 'out'), external: [] }),
+      ]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('✘ [ERROR] Unexpected ";"');
+      expect(run.stderr).toContain('handler.ts:1:35:');
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
