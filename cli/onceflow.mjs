@@ -11,8 +11,12 @@
  * load its type stripper (a WebAssembly module) for it alone at every start, about 100 ms of
  * each run; with every other module's stripped text cached, the stripper is never loaded.
  */
-import { enableCompileCache } from 'node:module';
+// The module itself, not a named import: an older Node lacks the export and would fail to link
+// this file before the version check could run.
+import module from 'node:module';
+import { requireNode24 } from '../local/node-version.mjs';
 
-enableCompileCache();
+requireNode24('onceflow');
+module.enableCompileCache();
 const { cli } = await import('./main.ts');
 await cli.parseAsync();

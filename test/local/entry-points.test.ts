@@ -1,6 +1,7 @@
 /**
  * `npm start` and the CLI as a user starts them: Node's compile cache on before anything loads,
- * and, once the cache holds the project's modules, no TypeScript stripper loaded at all.
+ * and, once the cache holds the project's modules, no TypeScript stripper loaded at all; started
+ * by an older Node, one line saying what to run instead.
  */
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,5 +47,19 @@ describe.each([
     expect(await start(entry, dir, probe)).not.toEqual([]);
     expect(readdirSync(join(dir, 'node-compile-cache'))).not.toEqual([]);
     expect(await start(entry, dir, probe)).toEqual([]);
+  });
+
+  it('says it needs Node 24 and how to get it when an older Node starts it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'onceflow-entry-'));
+    // The global node of a machine that has not upgraded, as far as the entry can tell.
+    const older = join(dir, 'older.cjs');
+    writeFileSync(older, "Object.defineProperty(process.versions, 'node', { value: '20.20.2' });");
+    const r = await runProcess(NODE, ['--require', older, entry, '--help'], { cwd: ROOT });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(
+      /needs Node\.js 24 or newer, and this is v20\.20\.2: run it through npm/,
+    );
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
