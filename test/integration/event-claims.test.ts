@@ -173,15 +173,21 @@ describe('claims under a ledger retention', () => {
       );
     await p.deliverUntilDone([body(`${prefix}-a`, [e1])]);
     expect(await claimsOnOrder()).toHaveLength(1);
-    // 32 days on: 30 of retention, a day of grace for clocks, one more. A new event of the order
-    // is settled, and the write drops the expired claim.
+    const newEventAt = (id: string, now: number) => {
+      p.setClock(() => now);
+      return event(id, 'o1', 0, { eventTime: new Date(now - 3_600_000).toISOString() });
+    };
+    // 30½ days on, the entry has expired but the day of grace for clocks has not passed: the
+    // claim stays, beside the new event's.
+    const grace = newEventAt('grace', start + 30.5 * day);
+    await p.deliverUntilDone([body(`${prefix}-g`, [grace])]);
+    expect(await claimsOnOrder()).toHaveLength(2);
+    // 32 days on: 30 of retention, the day of grace, one more. A new event of the order is
+    // settled, and the write drops the expired claim (the one of 30½ days stands).
     const later = start + 32 * day;
-    p.setClock(() => later);
-    const recent = event('recent', 'o1', 0, {
-      eventTime: new Date(later - 3_600_000).toISOString(),
-    });
+    const recent = newEventAt('recent', later);
     await p.deliverUntilDone([body(`${prefix}-b`, [recent])]);
-    expect(await claimsOnOrder()).toHaveLength(1);
+    expect(await claimsOnOrder()).toHaveLength(2);
     // The old event re-sent is older than the retention: refused, so never counted twice.
     await p.deliverUntilDone([body(`${prefix}-c`, [e1])]);
     const rejects = await p.rejects();
@@ -189,7 +195,7 @@ describe('claims under a ledger retention', () => {
       ['beyond-retention', `${prefix}-c`],
     ]);
     await p.drainAggregates();
-    expect((await p.hourly()).map((h) => h.events)).toEqual([1, 1]);
+    expect((await p.hourly()).map((h) => h.events)).toEqual([1, 1, 1]);
   });
 });
 
