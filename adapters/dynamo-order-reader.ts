@@ -19,7 +19,8 @@ import {
   S,
 } from './dynamo-items.ts';
 
-const toOrderView = (item: Item): OrderView => ({
+/** An order item's state as readers see it. */
+export const toOrderView = (item: Item): OrderView => ({
   orderId: readString(item, 'orderId'),
   customerId: readString(item, 'customerId'),
   status: readString(item, 'status'),

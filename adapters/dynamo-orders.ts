@@ -28,6 +28,7 @@ import { KeyedQueue, mapLimit } from '../shared/concurrency.ts';
 import { eventDigest } from '../shared/digest.ts';
 import { OrderTooLargeError, RetryableError } from '../shared/errors.ts';
 import type { Claimant, OrderStore } from '../shared/ingest.ts';
+import type { OrderView } from '../shared/order-state.ts';
 import type { OrderEvent } from '../shared/schema.ts';
 import {
   batchGet,
@@ -39,7 +40,7 @@ import {
   readString,
   S,
 } from './dynamo-items.ts';
-import { DynamoOrderReader } from './dynamo-order-reader.ts';
+import { DynamoOrderReader, toOrderView } from './dynamo-order-reader.ts';
 
 /** DynamoDB's item limit, less a margin. */
 export const MAX_ORDER_ITEM_BYTES = 400 * 1024 - 1024;
@@ -273,6 +274,31 @@ export class DynamoOrderStore extends DynamoOrderReader implements OrderStore {
     );
     const byOrder = new Map(items.map((item) => [readString(item, 'orderId'), item]));
     return (orderId, eventId) => snapshotOf(byOrder.get(orderId)).claimOf(eventId);
+  }
+
+  /**
+   * One order as stored now (strongly consistent): its state, the event the state holds and
+   * every claim on its events (`onceflow orders --events`); undefined for an unknown order.
+   */
+  async orderClaims(orderId: string): Promise<
+    | {
+        readonly order: OrderView;
+        readonly stateEventId: string | undefined;
+        readonly claims: readonly EventClaim[];
+        readonly claimOf: (eventId: string) => EventClaim | undefined;
+      }
+    | undefined
+  > {
+    const item = await getItem(this.client, this.table, orderKey(orderId));
+    if (!item) return undefined;
+    return {
+      order: toOrderView(item),
+      stateEventId: item.eventId?.S,
+      claims: Object.entries(item).flatMap(([name, value]) =>
+        name.startsWith(CLAIM_PREFIX) ? [readClaim(value)] : [],
+      ),
+      claimOf: snapshotOf(item).claimOf,
+    };
   }
 
   /** Drops the writes no read in flight can have missed, so the map stays small. */

@@ -6,6 +6,7 @@ import { counted, ordersTable } from '../../local/render.ts';
 import { InvalidCursorError } from '../../shared/errors.ts';
 import { byOrderId, type OrderView } from '../../shared/order-state.ts';
 import { EntityIdSchema } from '../../shared/schema.ts';
+import { describeOrder, inspectOrder } from '../order-history.ts';
 import { bannedIdReason, json, run, target } from '../program.ts';
 import { CliError } from '../target.ts';
 
@@ -18,6 +19,7 @@ const pageSize = (text: string): number => {
 
 interface OrdersOptions {
   json?: boolean;
+  events?: boolean;
   orderId?: string;
   customer?: string;
   limit?: number;
@@ -30,6 +32,10 @@ export const register = (program: Command): void => {
     .description('the newest state of orders: one, one customer’s, or every one, page by page')
     .option('--json', 'print JSON: [{orderId, customerId, status, amount, currency, eventTime}]')
     .option('--order-id <id>', 'one order only, read directly')
+    .option(
+      '--events',
+      'with --order-id: every event the order counts, the batch that counts each, and which one its state holds',
+    )
     .option('--customer <id>', 'this customer’s orders only (a query of the customer index)')
     .option('--limit <n>', 'at most n orders, then the cursor of the next page on stderr', pageSize)
     .option('--after <cursor>', 'the page after the one that printed this cursor')
@@ -40,6 +46,7 @@ export const register = (program: Command): void => {
         'Example:',
         '  npx onceflow orders --json > orders.json',
         '  npx onceflow orders --order-id 1001',
+        '  npx onceflow orders --order-id 1001 --events',
         '  npx onceflow orders --customer c-42 --limit 50',
         '  npx onceflow orders --limit 50 --after <cursor printed by the page before>',
       ].join('\n'),
@@ -55,7 +62,16 @@ export const register = (program: Command): void => {
             : bannedIdReason(EntityIdSchema, 'customer id', o.customer),
         ].find((reason) => reason !== undefined);
         if (banned !== undefined) throw new CliError(banned);
+        if (o.events && o.orderId === undefined)
+          throw new CliError('--events lists one order’s events: give --order-id too');
         const t = await target();
+        if (o.events && o.orderId !== undefined) {
+          const report = await inspectOrder(t, o.orderId);
+          if (!report) throw new CliError(`no order ${o.orderId}`);
+          if (o.json) json([report]);
+          else console.log(describeOrder(report));
+          return 0;
+        }
         const store = new DynamoOrderReader(t.clients.dynamo, t.output('TableName'));
         let orders: OrderView[];
         let next: string | undefined;

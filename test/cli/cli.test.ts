@@ -116,6 +116,14 @@ describe('onceflow against the local stack', () => {
     expect(chart.stdout).toMatch(/2026-10-01 09h │█+ 4/);
     const table = await s.cli('orders');
     expect(table.stdout).toMatch(/1001\s+│ C01\s+│ paid/);
+    // Why 1001 is paid: both its events, each counted by the batch that first carried it.
+    const history = await s.cli('orders', '--order-id', '1001', '--events');
+    expect(history.stdout).toMatch(
+      /e-1001-placed +│ placed +│ +25\.50 │ USD +│ make-orders-1 │ +│/,
+    );
+    expect(history.stdout).toMatch(
+      /e-1001-paid +│ paid +│ +25\.50 │ USD +│ make-orders-2 │ ◀ state │/,
+    );
     expect((await s.cli('verify')).stdout).toContain('4 hours checked, 0 differences');
     const batch = await s.cli('batch', 'make-orders-1', '--events');
     expect(batch.stdout).toContain('batch make-orders-1: applied (1 of 1 part committed)');
