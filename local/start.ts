@@ -236,7 +236,7 @@ try {
         runtime: running,
         report: (event: WatchEvent) => {
           const line = describeWatchEvent(event);
-          if (event.kind === 'synth-failed' || event.kind === 'update-failed') console.error(line);
+          if (event.kind.endsWith('-failed')) console.error(line);
           else console.log(line);
         },
       });

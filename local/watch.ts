@@ -21,7 +21,9 @@ export type WatchEvent =
   | { readonly kind: 'pending'; readonly changed: readonly string[] }
   | { readonly kind: 'synth-failed'; readonly error: Error }
   | { readonly kind: 'updated'; readonly update: StackUpdate; readonly ms: number }
-  | { readonly kind: 'update-failed'; readonly error: Error };
+  | { readonly kind: 'update-failed'; readonly error: Error }
+  /** The system stopped telling of changes (out of inotify watches, say): nothing more is taken. */
+  | { readonly kind: 'watch-failed'; readonly error: Error };
 
 export interface WatchOptions {
   /** The cloud assembly the runtime runs, and where a synthesis writes. */
@@ -114,6 +116,13 @@ export const watchStack = (o: WatchOptions): { close(): void } => {
       }),
     );
   }
+  for (const w of watchers)
+    w.on('error', (error) => {
+      if (closed) return;
+      closed = true;
+      for (const other of watchers) other.close();
+      o.report({ kind: 'watch-failed', error });
+    });
   return {
     close: () => {
       closed = true;
@@ -153,6 +162,8 @@ export const describeWatchEvent = (event: WatchEvent): string => {
       return `  ${event.changed.join(', ')} saved meanwhile: synthesizing again after this one`;
     case 'synth-failed':
       return `✘ the synthesis failed; the functions keep the code they run:\n${failureLines(event.error.message)}`;
+    case 'watch-failed':
+      return `✘ watching stopped (${event.error.message}); the stack runs on with the code it has`;
     case 'update-failed':
       return `✘ the new synthesis cannot run; the functions keep the code they run: ${event.error.message}`;
     case 'updated': {

@@ -147,6 +147,13 @@ describe('what the watcher prints', () => {
     );
   });
 
+  it('says when the system stopped reporting changes, and that the stack runs on', () => {
+    const error = new Error('ENOSPC: System limit for number of file watchers reached');
+    expect(describeWatchEvent({ kind: 'watch-failed', error })).toBe(
+      '✘ watching stopped (ENOSPC: System limit for number of file watchers reached); the stack runs on with the code it has',
+    );
+  });
+
   it('shows the end of a failed synthesis, and at most three changed files', () => {
     const output = Array.from({ length: 30 }, (_, i) => `line ${i}`).join('\n');
     const failed = describeWatchEvent({ kind: 'synth-failed', error: new Error(output) });

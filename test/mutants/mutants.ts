@@ -1,0 +1,138 @@
+/**
+ * Mutations of the code the guarantees rest on, each a bug a plausible change could bring in:
+ * the suite must fail on every one that changes behaviour (`npm run test:mutants`). The few that
+ * cannot change behaviour say why, and must survive: one that starts failing tests was not
+ * equivalent after all, and its reason is wrong.
+ */
+export interface Mutant {
+  /** The file, from the project's root. */
+  readonly file: string;
+  /** Text found exactly once in the file, and what replaces it. */
+  readonly from: string;
+  readonly to: string;
+  /** What would break: the guarantee the tests must defend. */
+  readonly breaks: string;
+  /** Set when no input can tell the mutant apart: why. */
+  readonly equivalent?: string;
+}
+
+export const MUTANTS: readonly Mutant[] = [
+  {
+    file: 'shared/order-state.ts',
+    from: 'compareUtf8(a.eventId, b.eventId) > 0',
+    to: 'compareUtf8(a.eventId, b.eventId) >= 0',
+    breaks: 'ties on event time: an event would be newer than itself',
+  },
+  {
+    file: 'shared/order-state.ts',
+    from: 'c + 0x10000 : c',
+    to: 'c : c',
+    breaks: 'ties broken in UTF-16 order, not the UTF-8 order of DynamoDB’s condition',
+  },
+  {
+    file: 'adapters/dynamo-orders.ts',
+    from: '(#t = :t AND #eid < :eid)',
+    to: '(#t = :t AND #eid <= :eid)',
+    breaks: 'newest wins in the table’s condition',
+    equivalent:
+      'an equal (time, id) is the event the state already holds: settling never offers it as newer, so the condition never compares it',
+  },
+  {
+    file: 'adapters/dynamo-orders.ts',
+    from: 'const CLAIM_GRACE_MS = 24 * 3600 * 1000;',
+    to: 'const CLAIM_GRACE_MS = 0;',
+    breaks: 'the day of grace for clocks before an expired claim is dropped',
+  },
+  {
+    file: 'adapters/dynamo-orders.ts',
+    from: 'expiresAt * 1000 + CLAIM_GRACE_MS < nowMs',
+    to: 'expiresAt * 1000 + CLAIM_GRACE_MS > nowMs',
+    breaks: 'claims dropped while their batch’s ledger entry lives: events counted twice',
+  },
+  {
+    file: 'shared/claims.ts',
+    from: 'else if (claim.batchId === batchId) ours.push(event);',
+    to: 'else if (claim.batchId === batchId) duplicates.push(event);',
+    breaks: 'a redelivered batch no longer counts the events it claimed before a crash',
+  },
+  {
+    file: 'shared/ingest.ts',
+    from: 'return counterDeltas(counted.filter(',
+    to: 'return counterDeltas(plan.batch.events.filter(',
+    breaks: 'a batch adds the counters of events another batch counts',
+  },
+  {
+    file: 'adapters/dynamo.ts',
+    from: "'digest = :digest AND NOT contains(doneParts, :n)'",
+    to: "'digest = :digest'",
+    breaks: 'a batch part committed twice',
+  },
+  {
+    file: 'adapters/s3.ts',
+    from: "...(etag === undefined ? { IfNoneMatch: '*' } : { IfMatch: etag }),",
+    to: "...(etag === undefined ? { IfNoneMatch: '*' } : {}),",
+    breaks: 'an older recompute overwriting a newer hour object',
+  },
+  {
+    file: 'shared/aggregator.ts',
+    from: 'sameAggregate(stored.aggregate, aggregate) &&',
+    to: 'false &&',
+    breaks: 'a recompute that changes nothing writes nothing',
+  },
+  {
+    file: 'shared/coalesce.ts',
+    from: 'Math.floor(nowMs / (windowSeconds * 1000))',
+    to: 'Math.floor(nowMs / (windowSeconds * 2000))',
+    breaks: 'a notification dropped after the kept one was delivered: an update missed',
+  },
+  {
+    file: 'shared/money.ts',
+    from: ".padStart(exponent, '0')",
+    to: ".padEnd(exponent, '0')",
+    breaks: 'exact amounts: 25.05 rendered as 25.50',
+  },
+  {
+    file: 'shared/watermark.ts',
+    from: 'Date.parse(hour) + MS_PER_HOUR <= watermark',
+    to: 'Date.parse(hour) <= watermark',
+    breaks: 'an hour finalized before the watermark passes its end',
+  },
+  {
+    file: 'adapters/dynamo-hours.ts',
+    from: "'attribute_not_exists(#t) OR #t < :t'",
+    to: "'attribute_not_exists(#t) OR #t <> :t'",
+    breaks: 'the watermark moving backwards',
+  },
+  {
+    file: 'shared/lifecycle.ts',
+    from: '(previous?.final ? (previous.amendments ?? 0) : 0) + (amended ? 1 : 0)',
+    to: '(amended ? 1 : 0)',
+    breaks: 'a final hour’s amendments count going back',
+  },
+  {
+    file: 'shared/lifecycle.ts',
+    from: '(previous?.final ? previous.finalizedAt : undefined) ??',
+    to: 'undefined ??',
+    breaks: 'a final hour turning open again after a restore',
+  },
+  {
+    file: 'shared/finalizer.ts',
+    from: 'pending.hour !== undefined && hour >= pending.hour',
+    to: 'pending.hour !== undefined && hour > pending.hour',
+    breaks: 'an hour finalized while a batch in progress may still touch it',
+  },
+  {
+    file: 'shared/finalizer.ts',
+    from: 'if (!mark || (grace > 0 && mark.closedAtMs + grace > pending.atMs)) {',
+    to: 'if (!mark) {',
+    breaks: 'under quarantine, an hour final before the pending index shows every batch',
+  },
+  {
+    file: 'shared/late-policy.ts',
+    from: 'const decided = claim.claimed ? undefined : claim.entry.lateHours;',
+    to: 'const decided = undefined;',
+    breaks: 'every delivery of a batch following its first late decision',
+    equivalent:
+      'the ledger keeps the first decision (a conditional write) and returns it to every later one: the shortcut saves a read and a write, it decides nothing',
+  },
+];
