@@ -225,7 +225,7 @@ export const provisionStack = async (
     }
   }
 
-  const functions = functionsOf(stack, ctx, physical);
+  const functions = functionsOf(stack, region, physical);
 
   const mappings = eventSourceMappings(
     entries,
@@ -277,11 +277,11 @@ export const provisionStack = async (
  */
 const functionsOf = (
   stack: StackTemplate,
-  ctx: ResolveContext,
+  region: string,
   physical: Map<string, PhysicalResource>,
 ): LocalFunction[] => {
   const { stackName, template, assemblyDir } = stack;
-  const { region } = ctx;
+  const ctx: ResolveContext = { region, accountId: LOCAL_ACCOUNT, stackName, resources: physical };
   const lastModified = new Date().toISOString();
   const functionEntries = Object.entries(template.Resources).filter(
     ([, r]) => r.Type === 'AWS::Lambda::Function',
@@ -343,15 +343,9 @@ export const functionsOnRunningStack = (
   next: StackTemplate,
   running: ProvisionedStack,
 ): LocalFunction[] => {
-  const physical = new Map(running.physical);
   return functionsOf(
     { ...next, stackName: running.stackName },
-    {
-      region: running.region,
-      accountId: LOCAL_ACCOUNT,
-      stackName: running.stackName,
-      resources: physical,
-    },
-    physical,
+    running.region,
+    new Map(running.physical),
   );
 };

@@ -4,14 +4,13 @@
  * invokes the bundled handler code in Lambda-like environments.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
+import { queueDepth } from '../adapters/sqs.ts';
 import { adminClients } from './clients.ts';
 import type { RunningDynamoLocal } from './dynamodb-local.ts';
 import { type EdgeCall, type Emulators, LOCAL_CREDENTIALS, startEmulators } from './emulators.ts';
+import { EnvironmentPool } from './environment-pool.ts';
+import { functionLogs } from './function-logs.ts';
 import { changedFunctions, changesNeedingRestart } from './hot-swap.ts';
 import { LambdaEnvironment } from './lambda-environment.ts';
 import { waitFor } from './net.ts';
@@ -138,16 +137,16 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
 
   const pollers = new Map<string, SqsPoller>();
   const timers: NodeJS.Timeout[] = [];
-  const logFiles = new Map<string, WriteStream>();
-  const environments: LambdaEnvironment[] = [];
+  const logs = functionLogs(options.logDir);
+  let pool: EnvironmentPool | undefined;
   let unregisterFunctions = () => {};
   let removeHooks = () => {};
   const shutdown = async () => {
     for (const timer of timers) clearInterval(timer);
     unregisterFunctions();
     await Promise.all([...pollers.values()].map((p) => p.stop()));
-    await Promise.all(environments.map((e) => e.dispose()));
-    for (const file of logFiles.values()) file.end();
+    await pool?.dispose();
+    logs.close();
     if (ownsEmulators) await emulators.stop();
     else removeHooks();
   };
@@ -168,25 +167,6 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     const byKey = new Map<string, LambdaEnvironment>();
     const crashes: string[] = [];
     const rules: { rule: CrashRule; fired: number }[] = [];
-    if (options.logDir) mkdirSync(options.logDir, { recursive: true });
-
-    // One log file per function, started afresh with each run (the emulators' state is new too).
-    const output = (fn: LocalFunction) => (stream: Readable) => {
-      const dir = options.logDir;
-      if (!dir) {
-        stream.resume();
-        return;
-      }
-      let file = logFiles.get(fn.name);
-      if (!file) {
-        file = createWriteStream(join(dir, `${fn.name}.log`), { flags: 'w' });
-        logFiles.set(fn.name, file);
-      }
-      // Written chunk by chunk rather than piped: every environment (restarts included) would
-      // add its own listeners to the one file stream, past Node's warning threshold.
-      const log = file;
-      stream.on('data', (chunk: Buffer) => log.write(chunk));
-    };
 
     const fire = async (phase: 'before' | 'after', call: EdgeCall): Promise<boolean> => {
       const env = call.accessKeyId ? byKey.get(call.accessKeyId) : undefined;
@@ -212,7 +192,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     });
 
     let environmentsStarted = 0;
-    const newEnvironment = (fn: LocalFunction): LambdaEnvironment => {
+    const environments = new EnvironmentPool(stack.functions, (fn) => {
       // Its number in the keys it signs with: fixed for its life, as environments come and go.
       const serial = environmentsStarted++;
       const env: LambdaEnvironment = new LambdaEnvironment(fn, {
@@ -230,48 +210,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           byKey.set(key, env);
           return key;
         },
-        output: output(fn),
+        output: logs.output(fn.name),
       });
-      environments.push(env);
       return env;
-    };
-    /**
-     * Like Lambda, one pool of environments per function, whatever invokes it: an invocation
-     * takes the idle environment used last, and a new one starts only when none is idle. So a
-     * trickle of messages keeps one environment warm instead of cold-starting one per poller
-     * slot (ten at once for the ingest function, all on the laptop's cores).
-     */
-    const idleEnvironments = new Map<string, LambdaEnvironment[]>();
-    /** The function as it runs now (its code and settings change with `update`). */
-    const current = (logicalId: string): LocalFunction => {
-      const fn = stack.functions.find((f) => f.logicalId === logicalId);
-      if (!fn) throw new Error(`no function ${logicalId} in ${stack.stackName}`);
-      return fn;
-    };
-    /** Shuts down an environment of code no longer current, and forgets it. */
-    const retire = (env: LambdaEnvironment) => {
-      const at = environments.indexOf(env);
-      if (at >= 0) environments.splice(at, 1);
-      void env.dispose();
-    };
-    const inEnvironment = async <T>(
-      logicalId: string,
-      run: (env: LambdaEnvironment) => Promise<T>,
-    ): Promise<T> => {
-      const fn = current(logicalId);
-      const env = idleEnvironments.get(logicalId)?.pop() ?? newEnvironment(fn);
-      try {
-        return await run(env);
-      } finally {
-        // One that ran code updated meanwhile is not reused: the next invocation gets the new.
-        if (env.fn !== current(logicalId)) retire(env);
-        else {
-          const idle = idleEnvironments.get(logicalId) ?? [];
-          idle.push(env);
-          idleEnvironments.set(logicalId, idle);
-        }
-      }
-    };
+    });
+    pool = environments;
 
     for (const mapping of stack.mappings.filter((m) => m.enabled)) {
       const fn = stack.functions.find((f) => f.logicalId === mapping.functionLogicalId);
@@ -287,7 +230,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         batchingWindowSeconds: mapping.batchingWindowSeconds,
         maxConcurrency: concurrency,
         reportBatchItemFailures: mapping.reportBatchItemFailures,
-        invoke: (_slot, event) => inEnvironment(fn.logicalId, (env) => env.invoke(event)),
+        invoke: (_slot, event) => environments.run(fn.logicalId, (env) => env.invoke(event)),
         ...(options.retryDelaySeconds === undefined
           ? {}
           : { retryDelaySeconds: options.retryDelaySeconds }),
@@ -305,25 +248,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     const idle = async () => {
       if ([...pollers.values()].some((p) => p.inFlight > 0)) return false;
       for (const q of polledQueues) {
-        const a = await clients.sqs.send(
-          new GetQueueAttributesCommand({
-            QueueUrl: q.url,
-            AttributeNames: [
-              'ApproximateNumberOfMessages',
-              'ApproximateNumberOfMessagesNotVisible',
-              'ApproximateNumberOfMessagesDelayed',
-            ],
-          }),
-        );
-        const attrs = a.Attributes ?? {};
-        if (
-          Number(attrs.ApproximateNumberOfMessages) +
-            Number(attrs.ApproximateNumberOfMessagesNotVisible) +
-            Number(attrs.ApproximateNumberOfMessagesDelayed) >
-          0
-        ) {
-          return false;
-        }
+        const depth = await queueDepth(clients.sqs, q.url);
+        if (depth.visible + depth.inFlight + depth.delayed > 0) return false;
       }
       return [...pollers.values()].every((p) => p.inFlight === 0);
     };
@@ -332,7 +258,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     const invoke = async (name: string, event: unknown, log?: string[]) => {
       const fn = stack.functions.find((f) => f.logicalId === name || f.name === name);
       if (!fn) throw new Error(`no function ${name} in ${stack.stackName}`);
-      return inEnvironment(fn.logicalId, (env) => env.invoke(event, log));
+      return environments.run(fn.logicalId, (env) => env.invoke(event, log));
     };
     /** EventBridge's scheduled event for a rule. */
     const scheduledEvent = (ruleLogicalId: string) => ({
@@ -403,7 +329,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         ];
       }),
       invoke,
-      logFile: (name) => (options.logDir ? join(options.logDir, `${name}.log`) : undefined),
+      logFile: logs.fileOf,
     });
     const update = async (assemblyDir: string): Promise<StackUpdate> => {
       const next = loadStack(assemblyDir, options.stackName);
@@ -411,16 +337,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       const updated = changedFunctions(stack.functions, functions);
       const restartNeeded = changesNeedingRestart(stackTemplate.template, next.template);
       if (updated.length > 0) {
-        const byId = new Map(updated.map((fn) => [fn.logicalId, fn]));
-        stack = {
-          ...stack,
-          functions: stack.functions.map((fn) => byId.get(fn.logicalId) ?? fn),
-        };
-        // Busy environments are retired as their invocation ends (see inEnvironment).
-        for (const fn of updated) {
-          for (const env of idleEnvironments.get(fn.logicalId) ?? []) retire(env);
-          idleEnvironments.delete(fn.logicalId);
-        }
+        environments.update(updated);
+        stack = { ...stack, functions: environments.functions };
       }
       return { updated, restartNeeded };
     };
@@ -433,7 +351,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       emulators,
       clients,
       pollers,
-      environments,
+      environments: environments.environments,
       crashes,
       addCrash: (rule) => {
         rules.push({ rule, fired: 0 });

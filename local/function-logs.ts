@@ -1,0 +1,36 @@
+/**
+ * The local runtime's function logs: one file per function (`<dir>/<name>.log`), started afresh
+ * with each run (the emulators' state is new too), which every environment of the function
+ * writes to, restarts included; without a directory, the output is discarded.
+ */
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+
+export const functionLogs = (dir: string | undefined) => {
+  if (dir) mkdirSync(dir, { recursive: true });
+  const files = new Map<string, WriteStream>();
+  return {
+    /** Where a function's environment sends one of its output streams. */
+    output: (functionName: string) => (stream: Readable) => {
+      if (!dir) {
+        stream.resume();
+        return;
+      }
+      let file = files.get(functionName);
+      if (!file) {
+        file = createWriteStream(join(dir, `${functionName}.log`), { flags: 'w' });
+        files.set(functionName, file);
+      }
+      // Written chunk by chunk rather than piped: every environment (restarts included) would
+      // add its own listeners to the one file stream, past Node's warning threshold.
+      const log = file;
+      stream.on('data', (chunk: Buffer) => log.write(chunk));
+    },
+    /** The file a function's log is written to, when there is one. */
+    fileOf: (functionName: string) => (dir ? join(dir, `${functionName}.log`) : undefined),
+    close: () => {
+      for (const file of files.values()) file.end();
+    },
+  };
+};
