@@ -108,6 +108,11 @@ export const describeBatch = (r: BatchReport): string => {
   } else {
     lines.push('events      unknown: the archived body is missing, so the events cannot be named');
   }
+  // A pending batch's message is being retried or sits in the DLQ; its archive can resume it.
+  if (r.state === 'pending' && r.archived)
+    lines.push(
+      `resume      onceflow replay archive --batch-id ${terminalSafe(r.batchId)} (or onceflow replay dlq, if its message is in the DLQ)`,
+    );
   // Conflicts and too-late parts were quarantined under this batch's id.
   if (r.lateHours || (r.fates && r.fates.conflict > 0))
     lines.push(`rejects     onceflow rejects --batch-id ${terminalSafe(r.batchId)}`);

@@ -9,11 +9,20 @@ import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { eventHoursOf, type RecoverySelection, recoveryKeys } from '../../adapters/recovery.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
-import { counted } from '../../local/render.ts';
+import { counted, terminalSafe } from '../../local/render.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
+import { BatchIdSchema } from '../../shared/schema.ts';
 import { formatHour, hoursBetween } from '../../shared/time.ts';
-import { inFlightOption, integer, json, progress, run, target } from '../program.ts';
+import {
+  bannedIdReason,
+  inFlightOption,
+  integer,
+  json,
+  progress,
+  run,
+  target,
+} from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import { dlqTable, peekDlq } from './dlq-peek.ts';
 import { type Interval, parseInstant, parseInterval } from './interval.ts';
@@ -167,6 +176,8 @@ export const archivedKeys = async (target: Target, interval: Interval): Promise<
 export interface ArchiveSelection extends RecoverySelection {
   /** Batches whose earliest event falls in this interval. */
   readonly interval?: Interval;
+  /** These batches, found by the archive key of their ledger entries; sent first, in this order. */
+  readonly batchIds?: readonly string[];
 }
 
 export interface ReplayOptions {
@@ -196,8 +207,13 @@ export const replayArchive = async (
 ) => {
   const store = new S3Store(target.clients.s3, target.output('BucketName'));
   const ledger = new DynamoLedger(target.clients.dynamo, target.output('TableName'));
+  const named = await mapLimit(selection.batchIds ?? [], REQUESTS_IN_FLIGHT, async (batchId) => ({
+    batchId,
+    entry: await ledger.entry(batchId),
+  }));
   const keys = [
     ...new Set([
+      ...named.flatMap((n) => (n.entry ? [n.entry.archiveKey] : [])),
       ...(selection.interval ? await archivedKeys(target, selection.interval) : []),
       ...(await recoveryKeys(store, ledger, selection)),
     ]),
@@ -236,6 +252,8 @@ export const replayArchive = async (
     /** The event hours the re-sent batches touch: what to reconcile once drained. */
     hours,
     refused,
+    /** Batch ids named but not in the ledger: there is no archive key to find them by. */
+    unknown: named.flatMap((n) => (n.entry ? [] : [n.batchId])),
   };
 };
 
@@ -316,11 +334,16 @@ export const register = (program: Command): void => {
     )
     .option('--received-to <time>', 'batches received before this time (default now)')
     .option('--pending', 'also the batches the ledger shows pending (after a table restore)')
+    .option(
+      '--batch-id <ids...>',
+      'also these batches, by the archive key their ledger entries name (sent first, in this order)',
+    )
     .addOption(inFlightOption())
     .addHelpText(
       'after',
-      '\nExample:\n  npx onceflow replay archive --from 2026-10-01 --to 2026-10-02\n' +
-        '  npx onceflow replay archive --received-from 2026-12-01T03:00:00Z --pending',
+      '\nExamples:\n  npx onceflow replay archive --from 2026-10-01 --to 2026-10-02\n' +
+        '  npx onceflow replay archive --received-from 2026-12-01T03:00:00Z --pending\n' +
+        '  npx onceflow replay archive --batch-id b-2026-10-01-0042 b-2026-10-01-0043',
     )
     .action(
       run(
@@ -330,6 +353,7 @@ export const register = (program: Command): void => {
           receivedFrom?: string;
           receivedTo?: string;
           pending?: boolean;
+          batchId?: string[];
           inFlight?: number;
         }) => {
           const interval = parseInterval(o.from, o.to, false);
@@ -339,8 +363,13 @@ export const register = (program: Command): void => {
               : parseInstant('--received-from', o.receivedFrom);
           const receivedToMs =
             o.receivedTo === undefined ? undefined : parseInstant('--received-to', o.receivedTo);
-          if (!interval && receivedFromMs === undefined && !o.pending) {
-            throw new CliError('give --from and --to, --received-from, or --pending');
+          const batchIds = [...new Set(o.batchId ?? [])];
+          const banned = batchIds.flatMap(
+            (id) => bannedIdReason(BatchIdSchema, 'batch id', id) ?? [],
+          );
+          if (banned.length > 0) throw new CliError(banned.join('; '));
+          if (!interval && receivedFromMs === undefined && !o.pending && batchIds.length === 0) {
+            throw new CliError('give --from and --to, --received-from, --pending or --batch-id');
           }
           const bar = progress('replaying');
           const result = await replayArchive(
@@ -350,6 +379,7 @@ export const register = (program: Command): void => {
               ...(receivedFromMs === undefined ? {} : { receivedFromMs }),
               ...(receivedToMs === undefined ? {} : { receivedToMs }),
               ...(o.pending ? { pending: true } : {}),
+              ...(batchIds.length > 0 ? { batchIds } : {}),
             },
             { onProgress: bar.update, ...(o.inFlight ? { inFlight: o.inFlight } : {}) },
           );
@@ -364,7 +394,11 @@ export const register = (program: Command): void => {
           for (const key of result.missing)
             console.error(`${key} is named but not archived (its message is still queued)`);
           for (const r of result.refused) console.error(`${r.key} was not sent: ${r.reason}`);
-          return result.refused.length > 0 ? 1 : 0;
+          for (const id of result.unknown)
+            console.error(
+              `batch ${terminalSafe(id)} is not in the ledger, so its archive cannot be found by id: never received, refused whole on arrival, or received after the point a table was restored to (replay archive --received-from finds those by arrival)`,
+            );
+          return result.refused.length + result.unknown.length > 0 ? 1 : 0;
         },
       ),
     );

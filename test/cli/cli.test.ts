@@ -181,6 +181,18 @@ describe('onceflow against the local stack', () => {
       '4',
     );
     expect(replayed.stdout).toContain('re-sent 4 archived batches');
+    // And by batch id: the ids given, each found through its ledger entry; an unknown one named.
+    const byId = await s.cli(
+      'replay',
+      'archive',
+      '--batch-id',
+      'make-orders-2',
+      'make-orders-1',
+      'b-never-sent',
+    );
+    expect(byId.code).toBe(1);
+    expect(byId.stdout).toContain('re-sent 2 archived batches');
+    expect(byId.stderr).toContain('batch b-never-sent is not in the ledger');
     expect((await s.cli('drain')).code).toBe(0);
     expect({ items: await s.views.tableItems(), hours: essence(await s.views.hourly()) }).toEqual(
       before,

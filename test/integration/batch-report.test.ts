@@ -104,6 +104,11 @@ describe('the report on one batch', () => {
       ['e1', 'unclaimed'],
       ['e2', 'too-late'],
     ]);
+    // Its archive can resume it: the command is named.
+    if (!report) throw new Error('no report');
+    expect(describeBatch(report)).toContain(
+      `resume      onceflow replay archive --batch-id ${batchId} (or onceflow replay dlq, if its message is in the DLQ)`,
+    );
   });
 
   it('says nothing of a batch the ledger never saw, and names no events when the archive is gone', async () => {
@@ -119,5 +124,8 @@ describe('the report on one batch', () => {
     expect(report).toMatchObject({ state: 'pending', archived: false });
     expect(report?.events).toBeUndefined();
     expect(report?.fates).toBeUndefined();
+    // Without an archive there is nothing to resume it from: no command is named.
+    if (!report) throw new Error('no report');
+    expect(describeBatch(report)).not.toContain('resume ');
   });
 });

@@ -5,8 +5,13 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import { ingestSettings } from '../../adapters/wiring.ts';
+import { inspectBatch } from '../../cli/commands/batch.ts';
 import { replayArchive } from '../../cli/commands/replay.ts';
 import { waitFor } from '../../local/net.ts';
+import { loadIngestConfig } from '../../shared/config.ts';
+import { planBatch } from '../../shared/ingest.ts';
+import { validateBatch } from '../../shared/schema.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { batch, DAY } from '../support/hours.ts';
 import { holdUntilConcurrent } from '../support/overlap.ts';
@@ -43,6 +48,12 @@ const ordersQueueBodies = async (p: Pipeline, count: number) => {
   return bodies;
 };
 
+const parsed = (body: string) => {
+  const result = validateBatch(JSON.parse(body));
+  if (!result.ok) throw new Error(result.detail);
+  return result.batch;
+};
+
 describe('replay archive', () => {
   it('reads archived batches several at a time and sends each once, chunk after chunk', async () => {
     const p = await createPipeline();
@@ -60,6 +71,7 @@ describe('replay archive', () => {
       batches: 7,
       missing: [],
       refused: [],
+      unknown: [],
       hours: { fromMs: DAY_MS + 3_600_000, toMs: DAY_MS + 8 * 3_600_000 },
     });
     // Once each, in the selection's order (hour by hour), whatever the chunk.
@@ -94,5 +106,42 @@ describe('replay archive', () => {
       { key: oversize, reason: 'the body is 1048577 bytes; the queue takes at most 1048576' },
     ]);
     expect(await ordersQueueBodies(p, 3)).toEqual(bodies);
+  });
+
+  it('re-sends the batches named by id in the order given, resuming a pending one, and names the ids the ledger does not know', async () => {
+    const p = await createPipeline();
+    const applied = batch('01:15');
+    await p.deliverUntilDone([applied]);
+    // A batch whose delivery stopped after archiving and claiming: pending, its message gone.
+    const stalled = batch('02:15', '03:15');
+    const plan = planBatch(parsed(stalled), ingestSettings(loadIngestConfig(p.env)));
+    await p.ports.archive.putOnce(plan.archiveKey, stalled);
+    await p.ports.ledger.claim(plan, undefined, Date.now());
+    const stalledId = parsed(stalled).batchId;
+    const appliedId = parsed(applied).batchId;
+    expect(await inspectBatch(cliTarget(p), stalledId)).toMatchObject({ state: 'pending' });
+
+    const result = await replayArchive(cliTarget(p), {
+      batchIds: [stalledId, 'b-never-sent', appliedId],
+    });
+    expect(result).toEqual({
+      batches: 2,
+      missing: [],
+      refused: [],
+      unknown: ['b-never-sent'],
+      hours: { fromMs: DAY_MS + 3_600_000, toMs: DAY_MS + 4 * 3_600_000 },
+    });
+    const sent = await ordersQueueBodies(p, 2);
+    expect(sent).toEqual([stalled, applied]);
+    // Delivered, the pending batch completes and the applied one changes nothing.
+    await p.deliverUntilDone(sent);
+    expect(await inspectBatch(cliTarget(p), stalledId)).toMatchObject({
+      state: 'applied',
+      fates: { counted: 2, unclaimed: 0 },
+    });
+    expect(await inspectBatch(cliTarget(p), appliedId)).toMatchObject({
+      state: 'applied',
+      fates: { counted: 1, duplicate: 0 },
+    });
   });
 });
