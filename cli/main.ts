@@ -10,6 +10,7 @@ import { register as drainCommand } from './commands/drain.ts';
 import { register as drillCommand } from './commands/drill.ts';
 import { register as generateCommand } from './commands/generate.ts';
 import { register as hoursCommand } from './commands/hours.ts';
+import { register as invokeCommand } from './commands/invoke.ts';
 import { register as localCommand } from './commands/local.ts';
 import { register as logsCommand } from './commands/logs.ts';
 import { register as ordersCommand } from './commands/orders.ts';
@@ -32,6 +33,7 @@ for (const register of [
   drillCommand,
   generateCommand,
   hoursCommand,
+  invokeCommand,
   localCommand,
   logsCommand,
   ordersCommand,

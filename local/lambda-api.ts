@@ -11,7 +11,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvocationError } from './lambda-environment.ts';
+import { InvocationError, LAMBDA_RUNTIME } from './lambda-environment.ts';
 import { ASYNC_INVOKE_PAYLOAD_BYTES, INVOKE_PAYLOAD_BYTES } from './lambda-quotas.ts';
 import { logGroupOf } from './logs-api.ts';
 import type { LocalFunction } from './provision.ts';
@@ -35,8 +35,11 @@ export interface LambdaBackend {
   readonly region: string;
   readonly functions: readonly LocalFunction[];
   readonly mappings: readonly LocalMapping[];
-  /** Runs the function; with `log`, what it writes meanwhile is appended there. */
-  invoke(name: string, event: unknown, log?: string[]): Promise<unknown>;
+  /**
+   * Runs the function; with `log`, what it writes meanwhile is appended there; with `requestId`,
+   * its context's `awsRequestId` is that one (the id of the log tail's START and REPORT lines).
+   */
+  invoke(name: string, event: unknown, log?: string[], requestId?: string): Promise<unknown>;
   /** The file the function's log is written to, when the runtime keeps one. */
   logFile?(name: string): string | undefined;
 }
@@ -49,7 +52,7 @@ const arnOf = (region: string, fn: LocalFunction) =>
 const configurationOf = (region: string, fn: LocalFunction) => ({
   FunctionName: fn.name,
   FunctionArn: arnOf(region, fn),
-  Runtime: 'nodejs24.x',
+  Runtime: LAMBDA_RUNTIME,
   Handler: `index.${fn.handlerExport}`,
   MemorySize: fn.memoryMb,
   Timeout: fn.timeoutSeconds,
@@ -256,7 +259,7 @@ export const answerLambda = async (
           }
         : {};
     try {
-      const result = await backend.invoke(fn.name, event, tail ? log : undefined);
+      const result = await backend.invoke(fn.name, event, tail ? log : undefined, requestId);
       return json(res, 200, result ?? null, {
         ...version,
         'x-amzn-requestid': requestId,

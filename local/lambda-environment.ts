@@ -4,11 +4,35 @@
  * killed on timeout or crash and replaced by a fresh one on the next invocation.
  */
 
+import { randomUUID } from 'node:crypto';
+import { basename, dirname, extname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { RESPONSE_PAYLOAD_BYTES } from './lambda-quotas.ts';
 import { lambdaWorkerEntry } from './lambda-worker-entry.ts';
+import { logGroupOf } from './logs-api.ts';
 import type { LocalFunction } from './provision.ts';
+
+/** The Lambda runtime the functions are deployed on, and the Node major the local runtime runs. */
+export const LAMBDA_RUNTIME = 'nodejs24.x';
+
+/**
+ * The variables Lambda sets in each execution environment of a function (its reserved ones that
+ * mean something without Lambda's runtime API), so that code reading them behaves as deployed:
+ * Powertools counts a cold start only under `AWS_LAMBDA_INITIALIZATION_TYPE=on-demand`, and the
+ * AWS SDK names `AWS_EXECUTION_ENV` in its user agent. One log stream per environment.
+ */
+export const lambdaVariables = (fn: LocalFunction, nowMs = Date.now()): Record<string, string> => ({
+  AWS_EXECUTION_ENV: `AWS_Lambda_${LAMBDA_RUNTIME}`,
+  AWS_LAMBDA_FUNCTION_NAME: fn.name,
+  AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
+  AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+  AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+  AWS_LAMBDA_LOG_GROUP_NAME: logGroupOf(fn.name),
+  AWS_LAMBDA_LOG_STREAM_NAME: `${new Date(nowMs).toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomUUID().replaceAll('-', '')}`,
+  LAMBDA_TASK_ROOT: dirname(fn.handlerFile),
+  _HANDLER: `${basename(fn.handlerFile, extname(fn.handlerFile))}.${fn.handlerExport}`,
+});
 
 export type InvocationFailure = 'handled' | 'timeout' | 'crash' | 'init' | 'response-size';
 
@@ -104,8 +128,7 @@ export class LambdaEnvironment {
         ...this.fn.environment,
         ...this.#options.baseEnvironment,
         AWS_ACCESS_KEY_ID: this.#options.accessKeyId(this.#generation),
-        AWS_LAMBDA_FUNCTION_NAME: this.fn.name,
-        AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(this.fn.memoryMb),
+        ...lambdaVariables(this.fn),
       },
       stdout: true,
       stderr: true,
@@ -185,12 +208,12 @@ export class LambdaEnvironment {
    * Runs one invocation; resolves with the handler's JSON response or rejects with
    * InvocationError. With `log`, what the function writes during the invocation is appended to it.
    */
-  async invoke(event: unknown, log?: string[]): Promise<unknown> {
+  async invoke(event: unknown, log?: string[], requestId: string = randomUUID()): Promise<unknown> {
     if (this.#pending)
       throw new Error(`${this.fn.name}: an environment runs one invocation at a time`);
     this.#capture = log;
     try {
-      return await this.#invoke(event);
+      return await this.#invoke(event, requestId);
     } finally {
       // A worker's output crosses to this thread apart from its result: let what it wrote
       // before answering arrive.
@@ -199,7 +222,7 @@ export class LambdaEnvironment {
     }
   }
 
-  async #invoke(event: unknown): Promise<unknown> {
+  async #invoke(event: unknown, requestId: string): Promise<unknown> {
     this.#ready ??= lambdaWorkerEntry().then((entry) => this.#start(entry));
     await this.#ready;
     const worker = this.#worker;
@@ -221,7 +244,7 @@ export class LambdaEnvironment {
         void worker.terminate();
       }, timeoutMs);
       this.#pending = { worker, resolve, reject, timer };
-      worker.postMessage({ id: this.#nextId++, event, timeoutMs });
+      worker.postMessage({ id: this.#nextId++, event, timeoutMs, requestId });
     });
   }
 

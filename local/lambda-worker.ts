@@ -17,6 +17,7 @@ interface Invoke {
   readonly id: number;
   readonly event: unknown;
   readonly timeoutMs: number;
+  readonly requestId: string;
 }
 
 const data = workerData as WorkerData;
@@ -35,11 +36,17 @@ try {
   if (typeof handler !== 'function')
     throw new TypeError(`${data.handlerFile} does not export ${data.handlerExport}`);
   port.postMessage({ type: 'ready', initMs: performance.now() - started });
-  port.on('message', async ({ id, event, timeoutMs }: Invoke) => {
+  port.on('message', async ({ id, event, timeoutMs, requestId }: Invoke) => {
     try {
       const value: unknown = await handler(
         event,
-        lambdaContext(data.functionName, timeoutMs, data.memoryMb),
+        lambdaContext(data.functionName, timeoutMs, data.memoryMb, {
+          awsRequestId: requestId,
+          // As Lambda's context names them: the environment's own log group and stream.
+          logGroupName: process.env.AWS_LAMBDA_LOG_GROUP_NAME,
+          logStreamName: process.env.AWS_LAMBDA_LOG_STREAM_NAME,
+          region: process.env.AWS_REGION,
+        }),
       );
       // The response crosses the wire as JSON, as it does from Lambda.
       port.postMessage({ type: 'result', id, ok: true, json: JSON.stringify(value) ?? 'null' });

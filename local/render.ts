@@ -18,6 +18,13 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066
 export const terminalSafe = (text: string): string =>
   text.replace(UNSAFE, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}}`);
 
+/**
+ * A log line made safe as {@link terminalSafe} makes text, its tabs kept: a tab cannot act on a
+ * terminal, and Lambda separates the fields of its `REPORT` lines with them.
+ */
+export const terminalSafeLine = (line: string): string =>
+  line.split('\t').map(terminalSafe).join('\t');
+
 /** `1 message`, `3 messages`: a count with its noun in the number it needs. */
 /** `text` cut to `max` characters, saying how long it was: for ids longer than any valid one. */
 export const shortened = (text: string, max: number): string =>

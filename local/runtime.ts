@@ -96,7 +96,7 @@ export interface LocalRuntime {
    * Invokes a function directly (like Lambda's Invoke API), by logical id or name; with `log`,
    * what it writes meanwhile is appended there (Lambda's log tail).
    */
-  invoke(fn: string, event: unknown, log?: string[]): Promise<unknown>;
+  invoke(fn: string, event: unknown, log?: string[], requestId?: string): Promise<unknown>;
   /** Waits until every polled queue is empty with nothing in flight. */
   drain(options?: { timeoutMs?: number }): Promise<void>;
   /**
@@ -255,10 +255,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     };
 
     /** Like Lambda's Invoke API: an idle environment of the function, or a new one. */
-    const invoke = async (name: string, event: unknown, log?: string[]) => {
+    const invoke = async (name: string, event: unknown, log?: string[], requestId?: string) => {
       const fn = stack.functions.find((f) => f.logicalId === name || f.name === name);
       if (!fn) throw new Error(`no function ${name} in ${stack.stackName}`);
-      return environments.run(fn.logicalId, (env) => env.invoke(event, log));
+      return environments.run(fn.logicalId, (env) => env.invoke(event, log, requestId));
     };
     /** EventBridge's scheduled event for a rule. */
     const scheduledEvent = (ruleLogicalId: string) => ({

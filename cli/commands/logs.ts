@@ -13,13 +13,17 @@ import {
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { Argument, type Command } from 'commander';
 import { LogTail, lineTime } from '../../local/log-lines.ts';
-import { terminalSafe } from '../../local/render.ts';
+import { terminalSafeLine } from '../../local/render.ts';
 import { globals, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import { parseInstant } from './interval.ts';
 
-const FUNCTIONS = { ingest: 'IngestFunctionName', aggregate: 'AggregateFunctionName' } as const;
-type FunctionKey = keyof typeof FUNCTIONS;
+/** The functions operators name, by the stack output holding each one's name. */
+export const FUNCTIONS = {
+  ingest: 'IngestFunctionName',
+  aggregate: 'AggregateFunctionName',
+} as const;
+export type FunctionKey = keyof typeof FUNCTIONS;
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -128,7 +132,7 @@ export const register = (program: Command): void => {
       run(async (fn: FunctionKey, o: LogOptions) => {
         const t = await target();
         const name = t.output(FUNCTIONS[fn]);
-        const print = (line: string) => console.log(terminalSafe(line));
+        const print = (line: string) => console.log(terminalSafeLine(line));
         if (t.kind === 'local')
           await localLogs(join(dirname(globals().localState), 'logs', `${name}.log`), o, print);
         else await cloudLogs(t, name, o, print);

@@ -38,7 +38,7 @@ const FILE_ERRORS: Readonly<Record<string, string>> = {
 };
 
 /** The lines to send, from a file or stdin; a file that cannot be read is named, with why. */
-const readInput = (file: string): string => {
+export const readInput = (file: string): string => {
   try {
     return readFileSync(file === '-' ? 0 : file, 'utf8');
   } catch (error) {
@@ -48,6 +48,10 @@ const readInput = (file: string): string => {
     throw new CliError(`cannot read ${file === '-' ? 'stdin' : file}: ${why}`, { cause: error });
   }
 };
+
+/** The message bodies of NDJSON text: its lines, blank ones left out. */
+export const bodyLines = (text: string): string[] =>
+  text.split('\n').filter((l) => l.trim() !== '');
 
 export const register = (program: Command): void => {
   program
@@ -63,8 +67,7 @@ export const register = (program: Command): void => {
     )
     .action(
       run(async (file: string, options: { rate?: number; inFlight?: number }) => {
-        const text = readInput(file);
-        const lines = text.split('\n').filter((l) => l.trim() !== '');
+        const lines = bodyLines(readInput(file));
         const t = await target();
         const bar = progress('sending');
         const { sent, refused } = await sendLines(t, lines, {

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import * as v from 'valibot';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
+import { lambdaVariables } from '../../local/lambda-environment.ts';
 import { runProcess } from '../../local/process.ts';
 import type { LocalFunction } from '../../local/provision.ts';
 import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
@@ -180,9 +181,7 @@ export const runFresh = async (o: FreshRunOptions): Promise<FreshRun & { bundleB
     AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
     AWS_REGION: LOCAL_REGION,
     AWS_DEFAULT_REGION: LOCAL_REGION,
-    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
-    AWS_LAMBDA_FUNCTION_NAME: o.fn.name,
-    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(o.fn.memoryMb),
+    ...lambdaVariables(o.fn),
     LAMBDA_TASK_ROOT: o.dir,
     AWS_EC2_METADATA_DISABLED: 'true',
     TZ: 'UTC',

@@ -435,6 +435,64 @@ describe('onceflow against the local stack', () => {
     }
   });
 
+  it('invokes a function with the SQS event its queue’s mapping would build, printing its log tail and each failed line', async () => {
+    await using s = await stack();
+    const prefix = uniqueName('invoke');
+    const batchOf = (n: number) =>
+      JSON.stringify({
+        batchId: `${prefix}-${n}`,
+        events: [
+          {
+            eventId: `${prefix}-e${n}`,
+            orderId: `${prefix}-o${n}`,
+            customerId: 'C1',
+            status: 'placed',
+            amount: '5.00',
+            currency: 'USD',
+            eventTime: '2026-10-01T09:05:00Z',
+          },
+        ],
+      });
+    const file = join(dir, `${prefix}.ndjson`);
+    writeFileSync(file, `${batchOf(1)}\n{"batchId":\n`);
+
+    // The event alone: the orders queue's records, in the file's order; nothing runs.
+    const only = await s.cli('invoke', 'ingest', file, '--event-only');
+    expect(only.code, only.stderr).toBe(0);
+    const EventSchema = v.object({
+      Records: v.array(v.object({ body: v.string(), eventSourceARN: v.string() })),
+    });
+    expect(
+      parseJson(EventSchema, only.stdout).Records.map((r) => [r.body, r.eventSourceARN]),
+    ).toEqual([
+      [batchOf(1), s.outputs.OrdersQueueArn],
+      ['{"batchId":', s.outputs.OrdersQueueArn],
+    ]);
+    expect(await s.views.orders()).toEqual([]);
+
+    const invoked = await s.cli('invoke', 'ingest', file, '--logs');
+    expect(invoked.code, invoked.stderr).toBe(0);
+    expect(invoked.stdout).toContain('with 2 records');
+    expect(invoked.stdout).toContain('✓ every record succeeded');
+    // A fresh environment's first invocation, counted as a cold start as on Lambda, and the
+    // REPORT line's fields apart by tabs.
+    expect(invoked.stdout).toContain('"cold_start":true');
+    expect(invoked.stdout).toMatch(/REPORT RequestId: [\w-]+\tDuration: /);
+    expect((await s.views.orders()).map((o) => o.orderId)).toEqual([`${prefix}-o1`]);
+    // The body that is no batch was quarantined, not failed.
+    const rejects = parseJson(RejectsSchema, (await s.cli('rejects', '--json')).stdout);
+    expect(rejects.map((r) => r.reason)).toEqual(['invalid-json']);
+
+    // An environment that dies before the commit fails the whole invocation: exit 1.
+    s.runtime.addCrash({ when: (call) => call.action === 'TransactWriteItems', phase: 'before' });
+    const second = join(dir, `${prefix}-2.ndjson`);
+    writeFileSync(second, batchOf(2));
+    const crashed = await s.cli('invoke', 'ingest', second);
+    expect(crashed.code).toBe(1);
+    expect(crashed.stdout).toContain('✘ it failed (Unhandled): Runtime.ExitError');
+    expect(crashed.stdout).toContain('every record would be delivered again');
+  });
+
   it('reconciles an interval: deletes an orphan hour object inside it, keeps one outside it, and plans first with --dry-run', async () => {
     await using s = await stack();
     await s.cli('send', SEED);

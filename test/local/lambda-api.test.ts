@@ -170,8 +170,12 @@ describe('Lambda’s API on the local edge', () => {
     const tail = Buffer.from(ok.LogResult ?? '', 'base64').toString('utf8');
     expect(tail).toMatch(/^START RequestId: [\w-]+ Version: \$LATEST\n/);
     expect(tail).toMatch(/\nEND RequestId: [\w-]+\nREPORT RequestId: [\w-]+\tDuration: [\d.]+ ms/);
-    // The function's own structured log lines, between START and END.
+    // The function's own structured log lines, between START and END, under the same request id:
+    // the one its context was given, as Lambda's is.
     expect(tail).toContain('"service":"onceflow"');
+    const requestId = /^START RequestId: ([\w-]+)/.exec(tail)?.[1];
+    expect(tail).toContain(`"function_request_id":"${requestId}"`);
+    expect(ok.$metadata.requestId).toBe(requestId);
 
     const failed = await lambda.send(
       new InvokeCommand({

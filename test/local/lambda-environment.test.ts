@@ -14,13 +14,15 @@ import { buildLambdaWorkerEntry } from '../../local/lambda-worker-entry.ts';
 const dir = mkdtempSync(join(tmpdir(), 'onceflow-env-'));
 const handlerFile = join(dir, 'handler.mjs');
 // Answers with `count` repeats of `char` (a JSON string: two bytes of quotes more), throws,
-// sleeps or lists the environment's loaded Node modules of a name, as the event asks.
+// sleeps, lists the environment's loaded Node modules of a name or reads variables, as the event
+// asks.
 writeFileSync(
   handlerFile,
   `export const handler = async (event) => {
     if (event.throw) { const e = new Error('order 7 is unknown'); e.name = 'OrderError'; throw e; }
     if (event.sleepMs) await new Promise((r) => setTimeout(r, event.sleepMs));
     if (event.loaded) return process.moduleLoadList.filter((m) => m.includes(event.loaded));
+    if (event.env) return Object.fromEntries(event.env.map((k) => [k, process.env[k] ?? null]));
     return (event.char ?? 'x').repeat(event.count ?? 1);
   };
 `,
@@ -61,6 +63,46 @@ const failureOf = async (promise: Promise<unknown>): Promise<InvocationError> =>
 };
 
 describe('a local execution environment', () => {
+  it('sets the variables Lambda sets in an environment: on-demand initialization, runtime, version, log group and stream, task root, handler', async () => {
+    const keys = [
+      'AWS_EXECUTION_ENV',
+      'AWS_LAMBDA_FUNCTION_NAME',
+      'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
+      'AWS_LAMBDA_FUNCTION_VERSION',
+      'AWS_LAMBDA_INITIALIZATION_TYPE',
+      'AWS_LAMBDA_LOG_GROUP_NAME',
+      'AWS_LAMBDA_LOG_STREAM_NAME',
+      'LAMBDA_TASK_ROOT',
+      '_HANDLER',
+    ];
+    const seen = await environment(300).invoke({ env: keys });
+    const today = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
+    expect(seen).toEqual({
+      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+      AWS_LAMBDA_FUNCTION_NAME: 'fn',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '128',
+      AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+      // Powertools counts a cold start only under this value.
+      AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+      AWS_LAMBDA_LOG_GROUP_NAME: '/aws/lambda/fn',
+      AWS_LAMBDA_LOG_STREAM_NAME: expect.stringMatching(
+        new RegExp(`^${today}/\\[\\$LATEST\\][0-9a-f]{32}$`),
+      ),
+      LAMBDA_TASK_ROOT: dir,
+      _HANDLER: 'handler.handler',
+    });
+    // A log stream per environment.
+    const streamOf = (variables: unknown) =>
+      typeof variables === 'object' &&
+      variables !== null &&
+      'AWS_LAMBDA_LOG_STREAM_NAME' in variables
+        ? variables.AWS_LAMBDA_LOG_STREAM_NAME
+        : undefined;
+    const other = await environment(300).invoke({ env: ['AWS_LAMBDA_LOG_STREAM_NAME'] });
+    expect(streamOf(other)).toEqual(expect.stringMatching(/^\d{4}\/\d\d\/\d\d\/\[\$LATEST\]/));
+    expect(streamOf(other)).not.toBe(streamOf(seen));
+  });
+
   it('returns a response of exactly 6,291,556 bytes and fails one a byte over with Function.ResponseSizeTooLarge, then serves the next', async () => {
     const env = environment(300);
     const atQuota = await env.invoke({ count: RESPONSE_PAYLOAD_BYTES - 2 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { terminalSafe } from '../../local/render.ts';
+import { terminalSafe, terminalSafeLine } from '../../local/render.ts';
 import { boundDetail, InvalidMessageError, MAX_DETAIL_CHARACTERS } from '../../shared/errors.ts';
 
 describe('printing untrusted text', () => {
@@ -8,6 +8,13 @@ describe('printing untrusted text', () => {
     expect(terminalSafe(hostile)).toBe(
       'a\\u{001b}]0;pwned\\u{0007}\\u{001b}[2Jb\\u{009b}c\\u{202e}d\\u{2028}e\\u{2066}f\\u{200f}g\\u{007f}',
     );
+  });
+
+  it('keeps the tabs of a log line and escapes every other control character', () => {
+    expect(terminalSafeLine('REPORT RequestId: 1\tDuration: 2 ms\t\u001b[2J')).toBe(
+      'REPORT RequestId: 1\tDuration: 2 ms\t\\u{001b}[2J',
+    );
+    expect(terminalSafe('a\tb')).toBe('a\\u{0009}b');
   });
 
   it('leaves ordinary text alone, accents and emoji included', () => {

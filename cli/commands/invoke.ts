@@ -1,0 +1,220 @@
+/**
+ * `onceflow invoke <ingest|aggregate> <file>`: one invocation of a function with the SQS event
+ * its event source mapping would build from these bodies, as `sam local invoke` runs a function
+ * on an event file, on any target (the local runtime's Lambda API, LocalStack or AWS). No queue
+ * takes part: nothing is received or deleted, so a failed record is reported, not retried. The
+ * functions are idempotent, so invoking them with a batch already applied changes nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import type { SQSEvent } from 'aws-lambda';
+import { Argument, type Command, Option } from 'commander';
+import * as v from 'valibot';
+import { counted, terminalSafe, terminalSafeLine } from '../../local/render.ts';
+import { failedIdsOf, toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
+import { integer, json, run, target } from '../program.ts';
+import type { Target } from '../target.ts';
+import { FUNCTIONS, type FunctionKey } from './logs.ts';
+import { bodyLines, readInput } from './send.ts';
+
+/** The queue whose event source mapping invokes each function. */
+const QUEUES: Readonly<Record<FunctionKey, string>> = {
+  ingest: 'OrdersQueueArn',
+  aggregate: 'AggregateQueueArn',
+};
+
+/** JSON text's value, or the text itself when it is not JSON. */
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+export interface EventOptions {
+  /** `ApproximateReceiveCount` of every record: above 1, a redelivery. Default 1. */
+  readonly receiveCount?: number;
+}
+
+/** The SQS event the function's event source mapping would deliver for these bodies, in order. */
+export const sqsEventFor = (
+  t: Target,
+  fn: FunctionKey,
+  bodies: readonly string[],
+  o: EventOptions = {},
+): SQSEvent => {
+  const now = String(Date.now());
+  const queueArn = t.output(QUEUES[fn]);
+  const fifo = queueArn.endsWith('.fifo');
+  return toSqsEvent(
+    bodies.map((body, i) => {
+      const messageId = randomUUID();
+      return toSqsRecord(
+        {
+          MessageId: messageId,
+          ReceiptHandle: `onceflow-invoke-${randomUUID()}`,
+          Body: body,
+          Attributes: {
+            ApproximateReceiveCount: String(o.receiveCount ?? 1),
+            SentTimestamp: now,
+            ApproximateFirstReceiveTimestamp: now,
+            SenderId: 'onceflow-invoke',
+            // The aggregate queue, when it coalesces, is FIFO: grouped by hour, as sent.
+            ...(fifo
+              ? {
+                  MessageGroupId: groupOf(body),
+                  MessageDeduplicationId: messageId,
+                  SequenceNumber: String(i + 1).padStart(20, '0'),
+                }
+              : {}),
+          },
+        },
+        queueArn,
+        t.region,
+      );
+    }),
+  );
+};
+
+/** An hour notification's FIFO group is its hour; any other body gets a group of its own. */
+const groupOf = (body: string): string => {
+  const notification = v.safeParse(v.object({ hour: v.string() }), parseJson(body));
+  return notification.success ? notification.output.hour : 'onceflow-invoke';
+};
+
+/** What Lambda returns for an invocation that threw. */
+const InvokeErrorSchema = v.object({
+  errorType: v.optional(v.string()),
+  errorMessage: v.optional(v.string()),
+});
+
+export interface Invocation {
+  readonly functionName: string;
+  /** Each record's message id, in the order of the bodies. */
+  readonly messageIds: readonly string[];
+  /** The 1-based positions of the bodies whose records failed (all of them when it threw). */
+  readonly failed: readonly number[];
+  /** Why the whole invocation failed: it threw, or returned what Lambda takes as failing all. */
+  readonly error?: string;
+  /** The end of the function's log meanwhile (Lambda's log tail: its last 4 KB). */
+  readonly logTail?: string;
+}
+
+/** The positions of the records the response fails, read as the event source mapping reads it. */
+const failuresOf = (
+  payload: unknown,
+  messageIds: readonly string[],
+): { failed: number[]; error?: string } => {
+  const { ids, invalid } = failedIdsOf(payload, messageIds);
+  const failed = messageIds.flatMap((id, i) => (ids.includes(id) ? [i + 1] : []));
+  return invalid ? { failed, error: `${invalid}, so every record fails` } : { failed };
+};
+
+/** Invokes the function once with the event, synchronously, with its log tail. */
+export const invokeWithEvent = async (
+  t: Target,
+  fn: FunctionKey,
+  event: SQSEvent,
+): Promise<Invocation> => {
+  const functionName = t.output(FUNCTIONS[fn]);
+  const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
+  const out = await lambda.send(
+    new InvokeCommand({
+      FunctionName: functionName,
+      Payload: JSON.stringify(event),
+      LogType: 'Tail',
+    }),
+  );
+  const messageIds = event.Records.map((r) => r.messageId);
+  const payload = parseJson(out.Payload ? new TextDecoder().decode(out.Payload) : 'null');
+  const logTail = out.LogResult ? Buffer.from(out.LogResult, 'base64').toString('utf8') : '';
+  const base = { functionName, messageIds, ...(logTail ? { logTail } : {}) };
+  if (out.FunctionError) {
+    const thrown = v.safeParse(InvokeErrorSchema, payload);
+    const what = thrown.success
+      ? [thrown.output.errorType, thrown.output.errorMessage].filter(Boolean).join(': ')
+      : String(payload);
+    return {
+      ...base,
+      failed: messageIds.map((_, i) => i + 1),
+      error: `it failed (${out.FunctionError})${what ? `: ${what}` : ''}`,
+    };
+  }
+  return { ...base, ...failuresOf(payload, messageIds) };
+};
+
+/** The invocation as the terminal shows it. */
+export const describeInvocation = (r: Invocation): string[] => {
+  const lines = [
+    `invoked ${terminalSafe(r.functionName)} with ${counted(r.messageIds.length, 'record')}`,
+  ];
+  if (r.error) {
+    lines.push(
+      `✘ ${terminalSafe(r.error)}. From its queue, every record would be delivered again.`,
+    );
+  } else if (r.failed.length > 0) {
+    lines.push(
+      `✘ ${r.failed.length} of ${counted(r.messageIds.length, 'record')} failed (${r.failed.length === 1 ? 'line' : 'lines'} ${r.failed.join(', ')}). From its queue, each would be delivered again, then moved to the DLQ past its maxReceiveCount.`,
+    );
+  } else {
+    lines.push('✓ every record succeeded');
+  }
+  return lines;
+};
+
+export const register = (program: Command): void => {
+  program
+    .command('invoke')
+    .description(
+      'invoke a function once with the SQS event its queue’s mapping would deliver for these bodies',
+    )
+    .addArgument(new Argument('<function>', 'ingest or aggregate').choices(Object.keys(FUNCTIONS)))
+    .argument('<file>', 'NDJSON file, one message body per line (a record each); - for stdin')
+    .addOption(
+      new Option('--receive-count <n>', 'ApproximateReceiveCount of every record (a redelivery)')
+        .argParser(integer('a count', 1, 1000))
+        .default(1),
+    )
+    .option('--event-only', 'print the SQS event and invoke nothing (an event file to keep)')
+    .option('--logs', 'print the end of the function’s log meanwhile (Lambda’s 4 KB log tail)')
+    .option('--json', 'print {functionName, messageIds, failed, error, logTail} as JSON')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'No queue takes part: nothing is received or deleted, and a failed record is reported,',
+        'not retried. Exit 1 if any record failed.',
+        '',
+        'Examples:',
+        '  head -1 test/fixtures/seed-orders/batches.ndjson | npx onceflow invoke ingest - --logs',
+        '  echo \'{"hour":"2026-10-01T09:00:00Z"}\' | npx onceflow invoke aggregate -',
+        '  npx onceflow invoke ingest batches.ndjson --event-only > sqs-event.json',
+      ].join('\n'),
+    )
+    .action(
+      run(
+        async (
+          fn: FunctionKey,
+          file: string,
+          o: { receiveCount: number; eventOnly?: boolean; logs?: boolean; json?: boolean },
+        ) => {
+          const bodies = bodyLines(readInput(file));
+          const t = await target();
+          const event = sqsEventFor(t, fn, bodies, { receiveCount: o.receiveCount });
+          if (o.eventOnly) {
+            json(event);
+            return 0;
+          }
+          const result = await invokeWithEvent(t, fn, event);
+          if (o.json) json(result);
+          else {
+            for (const line of o.logs ? (result.logTail ?? '').trimEnd().split('\n') : [])
+              if (line) console.log(terminalSafeLine(line));
+            for (const line of describeInvocation(result)) console.log(line);
+          }
+          return result.failed.length > 0 ? 1 : 0;
+        },
+      ),
+    );
+};
