@@ -10,6 +10,14 @@ import type { Readable } from 'node:stream';
 export const functionLogs = (dir: string | undefined) => {
   if (dir) mkdirSync(dir, { recursive: true });
   const files = new Map<string, WriteStream>();
+  const fileOf = (functionName: string, logDir: string): WriteStream => {
+    let file = files.get(functionName);
+    if (!file) {
+      file = createWriteStream(join(logDir, `${functionName}.log`), { flags: 'w' });
+      files.set(functionName, file);
+    }
+    return file;
+  };
   return {
     /** Where a function's environment sends one of its output streams. */
     output: (functionName: string) => (stream: Readable) => {
@@ -17,15 +25,14 @@ export const functionLogs = (dir: string | undefined) => {
         stream.resume();
         return;
       }
-      let file = files.get(functionName);
-      if (!file) {
-        file = createWriteStream(join(dir, `${functionName}.log`), { flags: 'w' });
-        files.set(functionName, file);
-      }
       // Written chunk by chunk rather than piped: every environment (restarts included) would
       // add its own listeners to the one file stream, past Node's warning threshold.
-      const log = file;
+      const log = fileOf(functionName, dir);
       stream.on('data', (chunk: Buffer) => log.write(chunk));
+    },
+    /** Where a function's environment writes the lines Lambda logs itself (START, REPORT…). */
+    platform: (functionName: string) => (text: string) => {
+      if (dir) fileOf(functionName, dir).write(text);
     },
     /** The file a function's log is written to, when there is one. */
     fileOf: (functionName: string) => (dir ? join(dir, `${functionName}.log`) : undefined),

@@ -105,20 +105,11 @@ const find = (backends: readonly LambdaBackend[], id: string) => {
 };
 
 /**
- * Lambda's log tail: the invocation's log between its START and its END and REPORT lines, the
- * last 4 KB of it, base64-encoded (the `X-Amz-Log-Result` header).
+ * Lambda's log tail: the last 4 KB of the invocation's log, from its START line to its REPORT
+ * line (the environment writes both), base64-encoded (the `X-Amz-Log-Result` header).
  */
-export const logTail = (
-  requestId: string,
-  output: string,
-  durationMs: number,
-  memoryMb: number,
-) => {
-  const text =
-    `START RequestId: ${requestId} Version: $LATEST\n${output}` +
-    `END RequestId: ${requestId}\n` +
-    `REPORT RequestId: ${requestId}\tDuration: ${durationMs.toFixed(2)} ms\tBilled Duration: ${Math.ceil(durationMs)} ms\tMemory Size: ${memoryMb} MB\n`;
-  const bytes = Buffer.from(text, 'utf8');
+export const logTail = (log: readonly string[]) => {
+  const bytes = Buffer.from(log.join(''), 'utf8');
   return bytes.subarray(Math.max(0, bytes.length - 4096)).toString('base64');
 };
 
@@ -246,34 +237,20 @@ export const answerLambda = async (
     const tail = String(req.headers['x-amz-log-type'] ?? 'None') === 'Tail';
     const log: string[] = [];
     const requestId = randomUUID();
-    const started = performance.now();
-    const logResult = (extra: string) =>
-      tail
-        ? {
-            'x-amz-log-result': logTail(
-              requestId,
-              log.join('') + extra,
-              performance.now() - started,
-              fn.memoryMb,
-            ),
-          }
-        : {};
+    const logResult = () => (tail ? { 'x-amz-log-result': logTail(log) } : {});
     try {
       const result = await backend.invoke(fn.name, event, tail ? log : undefined, requestId);
       return json(res, 200, result ?? null, {
         ...version,
         'x-amzn-requestid': requestId,
-        ...logResult(''),
+        ...logResult(),
       });
     } catch (thrown) {
-      const failure = unhandled(thrown);
-      // The Node.js runtime logs what the handler threw before reporting it.
-      const logged = `${new Date().toISOString()}\t${requestId}\tERROR\tInvoke Error \t${JSON.stringify(failure)}\n`;
-      return json(res, 200, failure, {
+      return json(res, 200, unhandled(thrown), {
         ...version,
         'x-amzn-requestid': requestId,
         'x-amz-function-error': 'Unhandled',
-        ...logResult(logged),
+        ...logResult(),
       });
     }
   }

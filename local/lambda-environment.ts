@@ -88,7 +88,41 @@ export interface EnvironmentOptions {
   readonly accessKeyId: (generation: number) => string;
   /** Where the function's stdout/stderr goes (its log stream). */
   readonly output?: (stream: Readable) => void;
+  /** Where the lines Lambda itself logs go (START, END, REPORT, an invocation's error): the same. */
+  readonly platform?: (text: string) => void;
 }
+
+/**
+ * The line Lambda's Node.js runtime logs when an invocation fails: what the handler threw (or
+ * the environment's own failure), or the timeout.
+ */
+const failureLine = (requestId: string, e: InvocationError): string => {
+  const at = new Date().toISOString();
+  if (e.kind === 'timeout') return `${at} ${requestId} ${e.errorMessage}`;
+  const reported =
+    e.kind === 'handled'
+      ? { errorType: e.errorType, errorMessage: e.errorMessage, trace: e.trace }
+      : { errorType: e.errorType, errorMessage: e.errorMessage };
+  return `${at}\t${requestId}\tERROR\tInvoke Error \t${JSON.stringify(reported)}`;
+};
+
+/**
+ * Lambda's REPORT line. Since August 2025 Lambda bills the init phase of on-demand environments
+ * of managed runtimes, so a cold start's billed duration includes its init.
+ */
+export const reportLine = (
+  requestId: string,
+  durationMs: number,
+  memoryMb: number,
+  initMs?: number,
+): string =>
+  [
+    `REPORT RequestId: ${requestId}`,
+    `Duration: ${durationMs.toFixed(2)} ms`,
+    `Billed Duration: ${Math.ceil(durationMs + (initMs ?? 0))} ms`,
+    `Memory Size: ${memoryMb} MB`,
+    ...(initMs === undefined ? [] : [`Init Duration: ${initMs.toFixed(2)} ms`]),
+  ].join('\t');
 
 export class LambdaEnvironment {
   readonly fn: LocalFunction;
@@ -103,6 +137,8 @@ export class LambdaEnvironment {
   /** Cold starts so far, and the last one's module init time. */
   coldStarts = 0;
   lastInitMs = 0;
+  /** The last cold start's init, from starting the environment to its handler being ready. */
+  #initDurationMs = 0;
 
   constructor(fn: LocalFunction, options: EnvironmentOptions) {
     this.fn = fn;
@@ -117,6 +153,8 @@ export class LambdaEnvironment {
   #start(entry: URL): Promise<void> {
     this.#generation++;
     this.coldStarts++;
+    const initStarted = performance.now();
+    this.#initDurationMs = 0;
     const worker = new Worker(entry, {
       workerData: {
         handlerFile: this.fn.handlerFile,
@@ -151,6 +189,7 @@ export class LambdaEnvironment {
         }) => {
           if (message.type === 'ready') {
             this.lastInitMs = message.initMs ?? 0;
+            this.#initDurationMs = performance.now() - initStarted;
             resolve();
           } else if (message.type === 'init-error') {
             reject(
@@ -206,20 +245,45 @@ export class LambdaEnvironment {
 
   /**
    * Runs one invocation; resolves with the handler's JSON response or rejects with
-   * InvocationError. With `log`, what the function writes during the invocation is appended to it.
+   * InvocationError. Its log gets Lambda's own lines around what the function writes: START,
+   * the failure if it fails, END and REPORT (with the init duration on a cold start). With `log`,
+   * all of it is appended there too (Lambda's log tail).
    */
   async invoke(event: unknown, log?: string[], requestId: string = randomUUID()): Promise<unknown> {
     if (this.#pending)
       throw new Error(`${this.fn.name}: an environment runs one invocation at a time`);
     this.#capture = log;
+    const cold = this.#ready === undefined;
+    const started = performance.now();
+    this.#platform(`START RequestId: ${requestId} Version: $LATEST`);
+    let failure: unknown;
     try {
       return await this.#invoke(event, requestId);
+    } catch (error) {
+      failure = error;
+      throw error;
     } finally {
-      // A worker's output crosses to this thread apart from its result: let what it wrote
-      // before answering arrive.
-      if (log) for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      // The worker answers once its output has arrived (see lambda-worker.ts), so these lines
+      // close the invocation's log.
+      if (failure instanceof InvocationError) this.#platform(failureLine(requestId, failure));
+      const initMs = cold && this.#initDurationMs > 0 ? this.#initDurationMs : undefined;
+      this.#platform(`END RequestId: ${requestId}`);
+      this.#platform(
+        reportLine(
+          requestId,
+          performance.now() - started - (initMs ?? 0),
+          this.fn.memoryMb,
+          initMs,
+        ),
+      );
       this.#capture = undefined;
     }
+  }
+
+  /** A line of Lambda's own in the function's log (and the tail being captured). */
+  #platform(line: string): void {
+    this.#capture?.push(`${line}\n`);
+    this.#options.platform?.(`${line}\n`);
   }
 
   async #invoke(event: unknown, requestId: string): Promise<unknown> {

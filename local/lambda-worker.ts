@@ -24,6 +24,19 @@ const data = workerData as WorkerData;
 const port = parentPort;
 if (!port) throw new Error('lambda-worker runs as a worker thread');
 
+/**
+ * Resolves once this thread's output so far has reached the parent: a worker's stdout and stderr
+ * cross to it apart from its messages, and a write's callback runs only when the parent has
+ * taken the chunks before it. Answered after this, an invocation's log is complete before its
+ * END line.
+ */
+const flushed = () =>
+  Promise.all(
+    [process.stdout, process.stderr].map(
+      (stream) => new Promise<void>((resolve) => stream.write('', () => resolve())),
+    ),
+  );
+
 const describe = (error: unknown) =>
   error instanceof Error
     ? { errorType: error.name, errorMessage: error.message, stack: error.stack ?? '' }
@@ -48,9 +61,11 @@ try {
           region: process.env.AWS_REGION,
         }),
       );
+      await flushed();
       // The response crosses the wire as JSON, as it does from Lambda.
       port.postMessage({ type: 'result', id, ok: true, json: JSON.stringify(value) ?? 'null' });
     } catch (error) {
+      await flushed();
       port.postMessage({ type: 'result', id, ok: false, error: describe(error) });
     }
   });

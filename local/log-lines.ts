@@ -9,12 +9,18 @@ const TimedLineSchema = v.object({
   _aws: v.optional(v.object({ Timestamp: v.optional(v.number()) })),
 });
 
+/** The time that starts a line of the Node.js runtime's own (an invocation's error, a timeout). */
+const LEADING_TIME = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)[\t ]/;
+
 /**
- * A log line's time: Powertools' `timestamp`, or an EMF line's `_aws.Timestamp`; undefined for
- * other lines (they take the time of the line before them).
+ * A log line's time: Powertools' `timestamp`, an EMF line's `_aws.Timestamp`, or the time a
+ * runtime line starts with; undefined for other lines (they take the time of the line before).
  */
 export const lineTime = (line: string): number | undefined => {
-  if (!line.startsWith('{')) return undefined;
+  if (!line.startsWith('{')) {
+    const leading = LEADING_TIME.exec(line)?.[1];
+    return leading === undefined ? undefined : Date.parse(leading);
+  }
   try {
     const parsed = v.safeParse(TimedLineSchema, JSON.parse(line));
     if (!parsed.success) return undefined;

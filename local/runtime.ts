@@ -211,6 +211,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           return key;
         },
         output: logs.output(fn.name),
+        platform: logs.platform(fn.name),
       });
       return env;
     });

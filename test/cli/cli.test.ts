@@ -407,6 +407,11 @@ describe('onceflow against the local stack', () => {
       (await s.cli('logs', 'ingest', '--since', '1h', '--filter', 'batch applied')).stdout,
     ).toBe(applied.stdout);
     expect((await s.cli('logs', 'ingest', '--since', '2999-01-01T00:00:00Z')).stdout).toBe('');
+    // Lambda's own lines too, as in CloudWatch: a REPORT per invocation, the first with its init.
+    const reports = (await s.cli('logs', 'ingest', '--filter', 'REPORT')).stdout.trim().split('\n');
+    expect(reports.length).toBeGreaterThanOrEqual(1);
+    for (const report of reports) expect(report).toMatch(/^REPORT RequestId: [\w-]+\tDuration: /);
+    expect(reports.filter((r) => r.includes('\tInit Duration: '))).not.toEqual([]);
     const bad = await s.cli('logs', 'ingest', '--since', 'yesterday');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--since yesterday: give a duration');
@@ -477,7 +482,9 @@ describe('onceflow against the local stack', () => {
     // A fresh environment's first invocation, counted as a cold start as on Lambda, and the
     // REPORT line's fields apart by tabs.
     expect(invoked.stdout).toContain('"cold_start":true');
-    expect(invoked.stdout).toMatch(/REPORT RequestId: [\w-]+\tDuration: /);
+    expect(invoked.stdout).toMatch(
+      /REPORT RequestId: [\w-]+\tDuration: [\d.]+ ms\t.*\tInit Duration: [\d.]+ ms\n/,
+    );
     expect((await s.views.orders()).map((o) => o.orderId)).toEqual([`${prefix}-o1`]);
     // The body that is no batch was quarantined, not failed.
     const rejects = parseJson(RejectsSchema, (await s.cli('rejects', '--json')).stdout);

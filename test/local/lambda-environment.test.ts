@@ -22,6 +22,10 @@ writeFileSync(
     if (event.throw) { const e = new Error('order 7 is unknown'); e.name = 'OrderError'; throw e; }
     if (event.sleepMs) await new Promise((r) => setTimeout(r, event.sleepMs));
     if (event.loaded) return process.moduleLoadList.filter((m) => m.includes(event.loaded));
+    if (event.lines) {
+      for (let i = 0; i < event.lines; i++) console.log(JSON.stringify({ i, pad: 'x'.repeat(2000) }));
+      return 'logged';
+    }
     if (event.env) return Object.fromEntries(event.env.map((k) => [k, process.env[k] ?? null]));
     return (event.char ?? 'x').repeat(event.count ?? 1);
   };
@@ -29,7 +33,7 @@ writeFileSync(
 );
 
 const environments: LambdaEnvironment[] = [];
-const environment = (timeoutSeconds: number) => {
+const environment = (timeoutSeconds: number, platform?: (text: string) => void) => {
   const env = new LambdaEnvironment(
     {
       logicalId: 'Fn',
@@ -42,7 +46,11 @@ const environment = (timeoutSeconds: number) => {
       codeSha256: '',
       lastModified: new Date().toISOString(),
     },
-    { baseEnvironment: {}, accessKeyId: (generation) => `AKIDLOCAL${generation}` },
+    {
+      baseEnvironment: {},
+      accessKeyId: (generation) => `AKIDLOCAL${generation}`,
+      ...(platform ? { platform } : {}),
+    },
   );
   environments.push(env);
   return env;
@@ -118,6 +126,50 @@ describe('a local execution environment', () => {
     expect((await failureOf(env.invoke({ char: '€', count: euros }))).kind).toBe('response-size');
     expect(await env.invoke({ count: 3 })).toBe('xxx');
     expect(env.coldStarts).toBe(1);
+  });
+
+  it('logs Lambda’s START, END and REPORT lines around each invocation, the init duration on a cold start only, and a failure before END', async () => {
+    const lines: string[] = [];
+    const env = environment(1, (text) => lines.push(...text.trimEnd().split('\n')));
+    const tail: string[] = [];
+    await env.invoke({ count: 1 }, tail, 'req-1');
+    await env.invoke({ count: 1 }, undefined, 'req-2');
+    await failureOf(env.invoke({ throw: true }, undefined, 'req-3'));
+    await failureOf(env.invoke({ sleepMs: 600_000 }, undefined, 'req-4'));
+    const report = (id: string) => lines.find((l) => l.startsWith(`REPORT RequestId: ${id}\t`));
+    const cold =
+      /^REPORT RequestId: req-1\tDuration: ([\d.]+) ms\tBilled Duration: (\d+) ms\tMemory Size: 128 MB\tInit Duration: ([\d.]+) ms$/.exec(
+        report('req-1') ?? '',
+      );
+    if (!cold) throw new Error(`no cold REPORT line in ${lines.join('\n')}`);
+    // Lambda bills a cold start's init with its invocation.
+    expect(Number(cold[2])).toBe(Math.ceil(Number(cold[1]) + Number(cold[3])));
+    expect(report('req-2')).toMatch(
+      /^REPORT RequestId: req-2\tDuration: [\d.]+ ms\tBilled Duration: \d+ ms\tMemory Size: 128 MB$/,
+    );
+    const of = (id: string) => lines.filter((l) => l.includes(id));
+    expect(of('req-2').map((l) => l.split(/[\t ]/)[0])).toEqual(['START', 'END', 'REPORT']);
+    expect(of('req-3')[1]).toMatch(
+      /^\S+Z\treq-3\tERROR\tInvoke Error \t\{"errorType":"OrderError","errorMessage":"order 7 is unknown","trace":\[/,
+    );
+    expect(of('req-4')[1]).toMatch(/^\S+Z req-4 Task timed out after 1.00 seconds$/);
+    expect(of('req-4').at(-1)).toMatch(/^REPORT RequestId: req-4\tDuration: /);
+    // The caller's tail gets the same lines, its invocation's only.
+    expect(tail.join('')).toMatch(
+      /^START RequestId: req-1 Version: \$LATEST\nEND RequestId: req-1\nREPORT RequestId: req-1\t/,
+    );
+  });
+
+  it('closes an invocation’s log only after everything the function wrote, however much', async () => {
+    const env = environment(300);
+    for (let n = 0; n < 20; n++) {
+      const tail: string[] = [];
+      await env.invoke({ lines: 50 }, tail, `req-${n}`);
+      const lines = tail.join('').trimEnd().split('\n');
+      expect(lines[0]).toBe(`START RequestId: req-${n} Version: $LATEST`);
+      expect(lines.slice(1, -2).map((l) => JSON.parse(l).i)).toEqual([...Array(50).keys()]);
+      expect(lines.at(-2)).toBe(`END RequestId: req-${n}`);
+    }
   });
 
   it('reports what the handler threw by its own type, message and trace', async () => {

@@ -6,7 +6,7 @@ import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LogTail } from '../../local/log-lines.ts';
+import { LogTail, lineTime } from '../../local/log-lines.ts';
 import { eventsOf } from '../../local/logs-api.ts';
 
 const logFile = () => join(mkdtempSync(join(tmpdir(), 'onceflow-log-')), 'fn.log');
@@ -49,5 +49,24 @@ describe('the edge’s log events from a log file', () => {
     const events = eventsOf(file, 's');
     expect(events.map((e) => e.message)).toEqual([line('applied'), line('failed')]);
     expect(new Set(events.map((e) => e.eventId)).size).toBe(2);
+  });
+});
+
+describe('the time of a log line', () => {
+  it('is a structured line’s own, a runtime line’s leading time, and none for Lambda’s START and REPORT', () => {
+    expect(lineTime(JSON.stringify({ timestamp: '2026-12-05T14:11:31.919Z' }))).toBe(
+      Date.parse('2026-12-05T14:11:31.919Z'),
+    );
+    expect(lineTime(JSON.stringify({ _aws: { Timestamp: 1796479613202 } }))).toBe(1796479613202);
+    expect(lineTime('2026-12-05T14:11:31.919Z\tabc\tERROR\tInvoke Error \t{}')).toBe(
+      Date.parse('2026-12-05T14:11:31.919Z'),
+    );
+    expect(lineTime('2026-12-05T14:11:31Z abc Task timed out after 3.00 seconds')).toBe(
+      Date.parse('2026-12-05T14:11:31Z'),
+    );
+    // These take the time of the line before them.
+    expect(lineTime('START RequestId: abc Version: $LATEST')).toBeUndefined();
+    expect(lineTime('REPORT RequestId: abc\tDuration: 1.00 ms')).toBeUndefined();
+    expect(lineTime('2026-12-05 not a time')).toBeUndefined();
   });
 });
