@@ -55,6 +55,8 @@ export interface DlqEntry {
   readonly sentAt?: string;
   readonly receives?: number;
   readonly bytes: number;
+  /** The body itself (`--json` only): to read, or to try with `onceflow invoke` before moving it. */
+  readonly body: string;
   readonly batchId?: string;
   readonly hour?: string;
   /** For a body naming a batch: what the ledger holds of it. */
@@ -78,6 +80,7 @@ export const peekDlq = async (t: Target, dlqUrl: string, limit: number): Promise
       ...(m.sentAtMs === undefined ? {} : { sentAt: new Date(m.sentAtMs).toISOString() }),
       ...(m.receives === undefined ? {} : { receives: m.receives }),
       bytes: Buffer.byteLength(m.body),
+      body: m.body,
       ...(hour === undefined ? {} : { hour }),
       ...(batchId === undefined ? {} : { batchId, ledger: view }),
     };

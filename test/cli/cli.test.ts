@@ -347,6 +347,16 @@ describe('onceflow against the local stack', () => {
     expect(planned.code).toBe(0);
     expect(planned.stdout).toMatch(/batch make-orders-3\s+│ not in the ledger/);
     expect(planned.stdout).toContain('4 messages read and left in the orders DLQ');
+    // One body tried first with invoke, from the listing's JSON: applied, and left in the DLQ.
+    const listed = await s.cli('replay', 'dlq', '--dry-run', '--json');
+    const DlqSchema = v.array(v.object({ batchId: v.optional(v.string()), body: v.string() }));
+    const tried = parseJson(DlqSchema, listed.stdout).find((e) => e.batchId === 'make-orders-1');
+    const triedFile = join(dir, `${uniqueName('dlq-try')}.ndjson`);
+    writeFileSync(triedFile, tried?.body ?? '');
+    expect((await s.cli('invoke', 'ingest', triedFile)).code).toBe(0);
+    expect((await s.cli('replay', 'dlq', '--dry-run')).stdout).toMatch(
+      /batch make-orders-1\s+│ applied/,
+    );
     const replayed = await s.cli('replay', 'dlq', '--queue', 'orders');
     expect(replayed.code).toBe(0);
     expect(replayed.stdout).toContain('moved 4 messages back to the orders queue');

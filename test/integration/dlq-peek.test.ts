@@ -36,6 +36,7 @@ describe('a DLQ read before it is moved back', () => {
     const entries = await peekDlq(cliTarget(p), dlq, 100);
     expect(entries).toHaveLength(17);
     expect(new Set(entries.map((e) => e.messageId)).size).toBe(17);
+    expect(entries.map((e) => e.body).sort()).toEqual([...bodies].sort());
     const byBatch = new Map(entries.map((e) => [e.batchId, e]));
     expect(byBatch.get('make-orders-1')?.ledger).toBe('applied');
     expect(byBatch.get('make-orders-2')?.ledger).toBe('absent');
