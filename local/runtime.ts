@@ -3,7 +3,7 @@
  * table and bucket provisioned from the template, and a poller per event source mapping that
  * invokes the bundled handler code in Lambda-like environments.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { AwsClients } from '../adapters/clients.ts';
 import { queueDepth } from '../adapters/sqs.ts';
 import { adminClients } from './clients.ts';
@@ -22,6 +22,7 @@ import {
 } from './provision.ts';
 import { type BatchReport, SqsPoller } from './sqs-poller.ts';
 import { loadStack } from './template.ts';
+import { scheduledEvent } from './triggers.ts';
 
 export interface LocalRuntimeOptions {
   /** The cloud assembly (cdk.out). */
@@ -262,17 +263,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       return environments.run(fn.logicalId, (env) => env.invoke(event, log, requestId));
     };
     /** EventBridge's scheduled event for a rule. */
-    const scheduledEvent = (ruleLogicalId: string) => ({
-      version: '0',
-      id: randomUUID(),
-      'detail-type': 'Scheduled Event',
-      source: 'aws.events',
-      account: '000000000000',
-      time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-      region: emulators.region,
-      resources: [`arn:aws:events:${emulators.region}:000000000000:rule/${ruleLogicalId}`],
-      detail: {},
-    });
+    const ruleEvent = (ruleLogicalId: string) =>
+      scheduledEvent({
+        account: '000000000000',
+        region: emulators.region,
+        ruleArn: `arn:aws:events:${emulators.region}:000000000000:rule/${ruleLogicalId}`,
+      });
     const runRule = async (
       schedule: ProvisionedStack['schedules'][number],
       report:
@@ -282,7 +278,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       const fn = stack.functions.find((f) => f.logicalId === schedule.functionLogicalId);
       if (!fn) throw new Error(`no function for rule ${schedule.logicalId}`);
       try {
-        const result = await invoke(fn.logicalId, scheduledEvent(schedule.logicalId));
+        const result = await invoke(fn.logicalId, ruleEvent(schedule.logicalId));
         report?.(fn, { result });
         return result;
       } catch (error) {

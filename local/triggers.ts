@@ -2,6 +2,7 @@
  * What invokes a template's functions, as the local runtime reads it: SQS event source mappings
  * and EventBridge rules on a fixed rate.
  */
+import { randomUUID } from 'node:crypto';
 import { referencesOf } from './template.ts';
 
 type Entries = readonly [string, { readonly Type: string; readonly Properties?: unknown }][];
@@ -98,3 +99,21 @@ export const scheduledRules = (
   }
   return schedules;
 };
+
+/** The event EventBridge sends a rule's target on its schedule. */
+export const scheduledEvent = (o: {
+  readonly account: string;
+  readonly region: string;
+  /** The rule's ARN; none when the caller is not a rule (a test invocation). */
+  readonly ruleArn?: string;
+}) => ({
+  version: '0',
+  id: randomUUID(),
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  account: o.account,
+  time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  region: o.region,
+  resources: o.ruleArn === undefined ? [] : [o.ruleArn],
+  detail: {},
+});

@@ -4,24 +4,31 @@
  * on an event file, on any target (the local runtime's Lambda API, LocalStack or AWS). No queue
  * takes part: nothing is received or deleted, so a failed record is reported, not retried. The
  * functions are idempotent, so invoking them with a batch already applied changes nothing.
+ * `onceflow invoke finalize` runs the finalizer now, with the event its schedule sends.
  */
 import { randomUUID } from 'node:crypto';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { SQSEvent } from 'aws-lambda';
 import { Argument, type Command, Option } from 'commander';
 import * as v from 'valibot';
-import { counted, terminalSafe, terminalSafeLine } from '../../local/render.ts';
+import {
+  counted,
+  describeFinalizerRun,
+  terminalSafe,
+  terminalSafeLine,
+} from '../../local/render.ts';
 import { failedIdsOf, toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
+import { scheduledEvent } from '../../local/triggers.ts';
+import { FinalizerRunSchema } from '../../shared/finalizer.ts';
 import { integer, json, run, target } from '../program.ts';
-import type { Target } from '../target.ts';
+import { CliError, type Target } from '../target.ts';
 import { FUNCTIONS, type FunctionKey } from './logs.ts';
 import { bodyLines, readInput } from './send.ts';
 
-/** The queue whose event source mapping invokes each function. */
-const QUEUES: Readonly<Record<FunctionKey, string>> = {
-  ingest: 'OrdersQueueArn',
-  aggregate: 'AggregateQueueArn',
-};
+/** The queue whose event source mapping invokes each SQS-triggered function. */
+const QUEUES = { ingest: 'OrdersQueueArn', aggregate: 'AggregateQueueArn' } as const;
+type QueueFunction = keyof typeof QUEUES;
+const isQueueFunction = (fn: FunctionKey): fn is QueueFunction => fn in QUEUES;
 
 /** JSON text's value, or the text itself when it is not JSON. */
 const parseJson = (text: string): unknown => {
@@ -40,7 +47,7 @@ export interface EventOptions {
 /** The SQS event the function's event source mapping would deliver for these bodies, in order. */
 export const sqsEventFor = (
   t: Target,
-  fn: FunctionKey,
+  fn: QueueFunction,
   bodies: readonly string[],
   o: EventOptions = {},
 ): SQSEvent => {
@@ -111,12 +118,8 @@ const failuresOf = (
   return invalid ? { failed, error: `${invalid}, so every record fails` } : { failed };
 };
 
-/** Invokes the function once with the event, synchronously, with its log tail. */
-export const invokeWithEvent = async (
-  t: Target,
-  fn: FunctionKey,
-  event: SQSEvent,
-): Promise<Invocation> => {
+/** One synchronous invocation: the response, why it failed if it threw, and the log tail. */
+const invokeOnce = async (t: Target, fn: FunctionKey, event: unknown) => {
   const functionName = t.output(FUNCTIONS[fn]);
   const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
   const out = await lambda.send(
@@ -126,22 +129,44 @@ export const invokeWithEvent = async (
       LogType: 'Tail',
     }),
   );
-  const messageIds = event.Records.map((r) => r.messageId);
   const payload = parseJson(out.Payload ? new TextDecoder().decode(out.Payload) : 'null');
   const logTail = out.LogResult ? Buffer.from(out.LogResult, 'base64').toString('utf8') : '';
-  const base = { functionName, messageIds, ...(logTail ? { logTail } : {}) };
+  let error: string | undefined;
   if (out.FunctionError) {
     const thrown = v.safeParse(InvokeErrorSchema, payload);
     const what = thrown.success
       ? [thrown.output.errorType, thrown.output.errorMessage].filter(Boolean).join(': ')
       : String(payload);
-    return {
-      ...base,
-      failed: messageIds.map((_, i) => i + 1),
-      error: `it failed (${out.FunctionError})${what ? `: ${what}` : ''}`,
-    };
+    error = `it failed (${out.FunctionError})${what ? `: ${what}` : ''}`;
   }
-  return { ...base, ...failuresOf(payload, messageIds) };
+  return { functionName, payload, ...(logTail ? { logTail } : {}), ...(error ? { error } : {}) };
+};
+
+/** Invokes an SQS-triggered function once with the event, synchronously, with its log tail. */
+export const invokeWithEvent = async (
+  t: Target,
+  fn: QueueFunction,
+  event: SQSEvent,
+): Promise<Invocation> => {
+  const { payload, error, ...rest } = await invokeOnce(t, fn, event);
+  const messageIds = event.Records.map((r) => r.messageId);
+  if (error) return { ...rest, messageIds, failed: messageIds.map((_, i) => i + 1), error };
+  return { ...rest, messageIds, ...failuresOf(payload, messageIds) };
+};
+
+/** Runs the finalizer now, with the event its schedule sends: what it finalized, or why not. */
+export const invokeFinalizer = async (t: Target) => {
+  const event = scheduledEvent({
+    // The stack's account, as its ARNs name it.
+    account: t.output('OrdersQueueArn').split(':')[4] ?? '',
+    region: t.region,
+  });
+  const { payload, ...rest } = await invokeOnce(t, 'finalize', event);
+  if (rest.error) return rest;
+  const run = v.safeParse(FinalizerRunSchema, payload);
+  return run.success
+    ? { ...rest, run: run.output }
+    : { ...rest, error: `it returned no finalizer run: ${JSON.stringify(payload).slice(0, 200)}` };
 };
 
 /** The invocation as the terminal shows it. */
@@ -163,14 +188,58 @@ export const describeInvocation = (r: Invocation): string[] => {
   return lines;
 };
 
+/** Prints the log tail when asked, then the lines that say how it went. */
+const report = (logTail: string | undefined, withLogs: boolean | undefined, lines: string[]) => {
+  for (const line of withLogs ? (logTail ?? '').trimEnd().split('\n') : [])
+    if (line) console.log(terminalSafeLine(line));
+  for (const line of lines) console.log(line);
+};
+
+interface InvokeCliOptions {
+  readonly receiveCount: number;
+  readonly eventOnly?: boolean;
+  readonly logs?: boolean;
+  readonly json?: boolean;
+}
+
+const invokeQueueFunction = async (fn: QueueFunction, file: string, o: InvokeCliOptions) => {
+  const bodies = bodyLines(readInput(file));
+  const t = await target();
+  const event = sqsEventFor(t, fn, bodies, { receiveCount: o.receiveCount });
+  if (o.eventOnly) {
+    json(event);
+    return 0;
+  }
+  const result = await invokeWithEvent(t, fn, event);
+  if (o.json) json(result);
+  else report(result.logTail, o.logs, describeInvocation(result));
+  return result.failed.length > 0 ? 1 : 0;
+};
+
+const runFinalizer = async (o: InvokeCliOptions) => {
+  const result = await invokeFinalizer(await target());
+  if (o.json) json(result);
+  else
+    report(result.logTail, o.logs, [
+      `invoked ${terminalSafe(result.functionName)} with its schedule's event`,
+      'run' in result ? describeFinalizerRun(result.run) : `✘ ${terminalSafe(result.error ?? '')}`,
+    ]);
+  return 'run' in result ? 0 : 1;
+};
+
 export const register = (program: Command): void => {
   program
     .command('invoke')
     .description(
-      'invoke a function once with the SQS event its queue’s mapping would deliver for these bodies',
+      'invoke a function once: ingest or aggregate with the SQS event its queue’s mapping would deliver for these bodies, finalize with its schedule’s event',
     )
-    .addArgument(new Argument('<function>', 'ingest or aggregate').choices(Object.keys(FUNCTIONS)))
-    .argument('<file>', 'NDJSON file, one message body per line (a record each); - for stdin')
+    .addArgument(
+      new Argument('<function>', 'ingest, aggregate or finalize').choices(Object.keys(FUNCTIONS)),
+    )
+    .argument(
+      '[file]',
+      'ingest and aggregate: NDJSON file, one message body per line (a record each); - for stdin',
+    )
     .addOption(
       new Option('--receive-count <n>', 'ApproximateReceiveCount of every record (a redelivery)')
         .argParser(integer('a count', 1, 1000))
@@ -178,43 +247,34 @@ export const register = (program: Command): void => {
     )
     .option('--event-only', 'print the SQS event and invoke nothing (an event file to keep)')
     .option('--logs', 'print the end of the function’s log meanwhile (Lambda’s 4 KB log tail)')
-    .option('--json', 'print {functionName, messageIds, failed, error, logTail} as JSON')
+    .option(
+      '--json',
+      'print {functionName, messageIds, failed, error, logTail} as JSON ({functionName, run, error, logTail} for finalize)',
+    )
     .addHelpText(
       'after',
       [
         '',
         'No queue takes part: nothing is received or deleted, and a failed record is reported,',
-        'not retried. Exit 1 if any record failed.',
+        'not retried. Exit 1 if any record failed, or the finalizer did.',
         '',
         'Examples:',
         '  head -1 test/fixtures/seed-orders/batches.ndjson | npx onceflow invoke ingest - --logs',
         '  echo \'{"hour":"2026-10-01T09:00:00Z"}\' | npx onceflow invoke aggregate -',
         '  npx onceflow invoke ingest batches.ndjson --event-only > sqs-event.json',
+        '  npx onceflow invoke finalize     # finalize the hours that are due, now',
       ].join('\n'),
     )
     .action(
-      run(
-        async (
-          fn: FunctionKey,
-          file: string,
-          o: { receiveCount: number; eventOnly?: boolean; logs?: boolean; json?: boolean },
-        ) => {
-          const bodies = bodyLines(readInput(file));
-          const t = await target();
-          const event = sqsEventFor(t, fn, bodies, { receiveCount: o.receiveCount });
-          if (o.eventOnly) {
-            json(event);
-            return 0;
-          }
-          const result = await invokeWithEvent(t, fn, event);
-          if (o.json) json(result);
-          else {
-            for (const line of o.logs ? (result.logTail ?? '').trimEnd().split('\n') : [])
-              if (line) console.log(terminalSafeLine(line));
-            for (const line of describeInvocation(result)) console.log(line);
-          }
-          return result.failed.length > 0 ? 1 : 0;
-        },
-      ),
+      run(async (fn: FunctionKey, file: string | undefined, o: InvokeCliOptions) => {
+        if (!isQueueFunction(fn)) {
+          if (file !== undefined || o.eventOnly)
+            throw new CliError(`${fn} runs on its schedule's event: it takes no bodies`);
+          return runFinalizer(o);
+        }
+        if (file === undefined)
+          throw new CliError(`give ${fn} a file of message bodies, one per line (- for stdin)`);
+        return invokeQueueFunction(fn, file, o);
+      }),
     );
 };

@@ -22,6 +22,7 @@ import { parseInstant } from './interval.ts';
 export const FUNCTIONS = {
   ingest: 'IngestFunctionName',
   aggregate: 'AggregateFunctionName',
+  finalize: 'FinalizeFunctionName',
 } as const;
 export type FunctionKey = keyof typeof FUNCTIONS;
 
@@ -120,7 +121,9 @@ export const register = (program: Command): void => {
   program
     .command('logs')
     .description('a function’s log: the local runtime’s files, or CloudWatch Logs on AWS')
-    .addArgument(new Argument('<function>', 'ingest or aggregate').choices(Object.keys(FUNCTIONS)))
+    .addArgument(
+      new Argument('<function>', 'ingest, aggregate or finalize').choices(Object.keys(FUNCTIONS)),
+    )
     .option('--since <when>', 'from this long ago (30s, 10m, 2h, 1d) or this RFC 3339 time')
     .option('--follow', 'keep printing new lines until Ctrl-C')
     .option('--filter <text>', 'only lines containing this text (e.g. a batch id, ERROR)')

@@ -142,9 +142,14 @@ describe('onceflow against the local stack', () => {
       { batchId: 'make-orders-9', state: 'absent' },
     ]);
 
-    // The finalizer's rule runs: the latest event is 12:40, so the watermark (10:30) has passed
-    // 09:00's end only.
-    await s.runtime.runSchedule('FinalizeHours');
+    // The finalizer runs now, with its schedule's event: the latest event is 12:40, so the
+    // watermark (10:30) has passed 09:00's end only.
+    const finalized = await s.cli('invoke', 'finalize', '--logs');
+    expect(finalized.code, finalized.stderr).toBe(0);
+    expect(finalized.stdout).toContain(
+      'finalizer: watermark 2026-10-01T10:30:00.000Z; finalized 2026-10-01T09:00:00Z (rev 2); 2026-10-01T10:00:00Z and later still open',
+    );
+    expect(finalized.stdout).toMatch(/^START RequestId: /);
     const hours = parseJson(
       v.array(v.object({ hour: v.string(), state: v.string(), amendments: v.number() })),
       (await s.cli('hours', '--json')).stdout,
@@ -499,6 +504,15 @@ describe('onceflow against the local stack', () => {
     // The body that is no batch was quarantined, not failed.
     const rejects = parseJson(RejectsSchema, (await s.cli('rejects', '--json')).stdout);
     expect(rejects.map((r) => r.reason)).toEqual(['invalid-json']);
+
+    // Bodies go to the SQS-triggered functions only.
+    const noFile = await s.cli('invoke', 'ingest');
+    expect([noFile.code, noFile.stderr]).toEqual([
+      1,
+      'onceflow: give ingest a file of message bodies, one per line (- for stdin)\n',
+    ]);
+    const withFile = await s.cli('invoke', 'finalize', file);
+    expect(withFile.stderr).toContain("finalize runs on its schedule's event: it takes no bodies");
 
     // An environment that dies before the commit fails the whole invocation: exit 1.
     s.runtime.addCrash({ when: (call) => call.action === 'TransactWriteItems', phase: 'before' });
