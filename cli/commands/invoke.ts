@@ -169,8 +169,9 @@ export const invokeFinalizer = async (t: Target) => {
     : { ...rest, error: `it returned no finalizer run: ${JSON.stringify(payload).slice(0, 200)}` };
 };
 
-/** The invocation as the terminal shows it. */
-export const describeInvocation = (r: Invocation): string[] => {
+/** The invocation as the terminal shows it; `lineOf` gives each body's line in its file. */
+export const describeInvocation = (r: Invocation, lineOf: readonly number[] = []): string[] => {
+  const failedLines = r.failed.map((position) => lineOf[position - 1] ?? position);
   const lines = [
     `invoked ${terminalSafe(r.functionName)} with ${counted(r.messageIds.length, 'record')}`,
   ];
@@ -180,7 +181,7 @@ export const describeInvocation = (r: Invocation): string[] => {
     );
   } else if (r.failed.length > 0) {
     lines.push(
-      `✘ ${r.failed.length} of ${counted(r.messageIds.length, 'record')} failed (${r.failed.length === 1 ? 'line' : 'lines'} ${r.failed.join(', ')}). From its queue, each would be delivered again, then moved to the DLQ past its maxReceiveCount.`,
+      `✘ ${r.failed.length} of ${counted(r.messageIds.length, 'record')} failed (${r.failed.length === 1 ? 'line' : 'lines'} ${failedLines.join(', ')}). From its queue, each would be delivered again, then moved to the DLQ past its maxReceiveCount.`,
     );
   } else {
     lines.push('✓ every record succeeded');
@@ -203,7 +204,7 @@ interface InvokeCliOptions {
 }
 
 const invokeQueueFunction = async (fn: QueueFunction, file: string, o: InvokeCliOptions) => {
-  const bodies = bodyLines(readInput(file));
+  const { bodies, lineOf } = bodyLines(readInput(file));
   const t = await target();
   const event = sqsEventFor(t, fn, bodies, { receiveCount: o.receiveCount });
   if (o.eventOnly) {
@@ -212,7 +213,7 @@ const invokeQueueFunction = async (fn: QueueFunction, file: string, o: InvokeCli
   }
   const result = await invokeWithEvent(t, fn, event);
   if (o.json) json(result);
-  else report(result.logTail, o.logs, describeInvocation(result));
+  else report(result.logTail, o.logs, describeInvocation(result, lineOf));
   return result.failed.length > 0 ? 1 : 0;
 };
 

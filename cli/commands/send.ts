@@ -49,9 +49,20 @@ export const readInput = (file: string): string => {
   }
 };
 
-/** The message bodies of NDJSON text: its lines, blank ones left out. */
-export const bodyLines = (text: string): string[] =>
-  text.split('\n').filter((l) => l.trim() !== '');
+/**
+ * The message bodies of NDJSON text, blank lines left out, and each one's line in the text (what
+ * a report names, so that it points at the file's line even past blank ones).
+ */
+export const bodyLines = (text: string): { bodies: string[]; lineOf: number[] } => {
+  const bodies: string[] = [];
+  const lineOf: number[] = [];
+  for (const [i, line] of text.split('\n').entries()) {
+    if (line.trim() === '') continue;
+    bodies.push(line);
+    lineOf.push(i + 1);
+  }
+  return { bodies, lineOf };
+};
 
 export const register = (program: Command): void => {
   program
@@ -67,17 +78,18 @@ export const register = (program: Command): void => {
     )
     .action(
       run(async (file: string, options: { rate?: number; inFlight?: number }) => {
-        const lines = bodyLines(readInput(file));
+        const { bodies, lineOf } = bodyLines(readInput(file));
         const t = await target();
         const bar = progress('sending');
-        const { sent, refused } = await sendLines(t, lines, {
+        const { sent, refused } = await sendLines(t, bodies, {
           ...(options.rate ? { rate: options.rate } : {}),
           ...(options.inFlight ? { inFlight: options.inFlight } : {}),
           onProgress: bar.update,
         });
         bar.stop();
         console.log(`sent ${counted(sent, 'message')} to ${t.output('OrdersQueueUrl')}`);
-        for (const r of refused) console.error(`line ${r.line} was not sent: ${r.reason}`);
+        for (const r of refused)
+          console.error(`line ${lineOf[r.line - 1] ?? r.line} was not sent: ${r.reason}`);
         return refused.length > 0 ? 1 : 0;
       }),
     );
