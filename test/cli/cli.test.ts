@@ -502,6 +502,12 @@ describe('onceflow against the local stack', () => {
       /REPORT RequestId: [\w-]+\tDuration: [\d.]+ ms\t.*\tInit Duration: [\d.]+ ms\n/,
     );
     expect((await s.views.orders()).map((o) => o.orderId)).toEqual([`${prefix}-o1`]);
+    // One invocation's lines in its function's log, found by its request id.
+    const requestId = /^START RequestId: ([\w-]+)/m.exec(invoked.stdout)?.[1] ?? '';
+    const own = (await s.cli('logs', 'ingest', '--filter', requestId)).stdout.trim().split('\n');
+    expect(own[0]).toBe(`START RequestId: ${requestId} Version: $LATEST`);
+    expect(own.some((l) => l.includes('"message":"batch applied"'))).toBe(true);
+    expect(own.at(-1)).toMatch(new RegExp(`^REPORT RequestId: ${requestId}\t`));
     // The body that is no batch was quarantined, not failed.
     const rejects = parseJson(RejectsSchema, (await s.cli('rejects', '--json')).stdout);
     expect(rejects.map((r) => r.reason)).toEqual(['invalid-json']);
