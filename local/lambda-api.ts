@@ -115,12 +115,7 @@ export const logTail = (log: readonly string[]) => {
 
 /** What the handler threw, in the shape Lambda's Node.js runtime reports it. */
 const unhandled = (thrown: unknown) => {
-  // As the environment reported it: what the handler threw, or the environment's own failure
-  // (timeout, crash, a response over the quota), which has no trace.
-  if (thrown instanceof InvocationError)
-    return thrown.kind === 'handled'
-      ? { errorType: thrown.errorType, errorMessage: thrown.errorMessage, trace: thrown.trace }
-      : { errorType: thrown.errorType, errorMessage: thrown.errorMessage };
+  if (thrown instanceof InvocationError) return thrown.reported();
   const e = thrown instanceof Error ? thrown : new Error(String(thrown));
   return { errorType: e.name, errorMessage: e.message, trace: (e.stack ?? '').split('\n') };
 };

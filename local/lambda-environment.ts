@@ -59,6 +59,17 @@ export class InvocationError extends Error {
     this.errorMessage = errorMessage;
     this.trace = trace;
   }
+
+  /**
+   * As Lambda reports it, in its answer and in its log: what the handler threw with its trace,
+   * or the environment's own failure (timeout, crash, a response over the quota), which has none.
+   */
+  reported(): { errorType: string; errorMessage: string; trace?: readonly string[] } {
+    const { errorType, errorMessage } = this;
+    return this.kind === 'handled'
+      ? { errorType, errorMessage, trace: this.trace }
+      : { errorType, errorMessage };
+  }
 }
 
 /** What Lambda answers when a response is over its quota: the runtime's post of it is refused. */
@@ -99,18 +110,14 @@ export interface EnvironmentOptions {
 const failureLine = (requestId: string, e: InvocationError): string => {
   const at = new Date().toISOString();
   if (e.kind === 'timeout') return `${at} ${requestId} ${e.errorMessage}`;
-  const reported =
-    e.kind === 'handled'
-      ? { errorType: e.errorType, errorMessage: e.errorMessage, trace: e.trace }
-      : { errorType: e.errorType, errorMessage: e.errorMessage };
-  return `${at}\t${requestId}\tERROR\tInvoke Error \t${JSON.stringify(reported)}`;
+  return `${at}\t${requestId}\tERROR\tInvoke Error \t${JSON.stringify(e.reported())}`;
 };
 
 /**
  * Lambda's REPORT line. Since August 2025 Lambda bills the init phase of on-demand environments
  * of managed runtimes, so a cold start's billed duration includes its init.
  */
-export const reportLine = (
+const reportLine = (
   requestId: string,
   durationMs: number,
   memoryMb: number,
@@ -134,9 +141,8 @@ export class LambdaEnvironment {
   #generation = 0;
   /** Where the running invocation's output goes too, when its caller asked for it. */
   #capture: string[] | undefined;
-  /** Cold starts so far, and the last one's module init time. */
+  /** Cold starts so far. */
   coldStarts = 0;
-  lastInitMs = 0;
   /** The last cold start's init, from starting the environment to its handler being ready. */
   #initDurationMs = 0;
 
@@ -185,10 +191,8 @@ export class LambdaEnvironment {
           ok?: boolean;
           json?: string;
           error?: { errorType: string; errorMessage: string; stack: string };
-          initMs?: number;
         }) => {
           if (message.type === 'ready') {
-            this.lastInitMs = message.initMs ?? 0;
             this.#initDurationMs = performance.now() - initStarted;
             resolve();
           } else if (message.type === 'init-error') {

@@ -43,12 +43,11 @@ const describe = (error: unknown) =>
     : { errorType: 'Error', errorMessage: String(error), stack: '' };
 
 try {
-  const started = performance.now();
   const module = (await import(pathToFileURL(data.handlerFile).href)) as Record<string, unknown>;
   const handler = module[data.handlerExport];
   if (typeof handler !== 'function')
     throw new TypeError(`${data.handlerFile} does not export ${data.handlerExport}`);
-  port.postMessage({ type: 'ready', initMs: performance.now() - started });
+  port.postMessage({ type: 'ready' });
   port.on('message', async ({ id, event, timeoutMs, requestId }: Invoke) => {
     try {
       const value: unknown = await handler(

@@ -13,7 +13,7 @@ import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { queueDepth, sendBodies } from '../../adapters/sqs.ts';
 import { verify } from '../../cli/commands/reconcile.ts';
-import { replayDlq } from '../../cli/commands/replay.ts';
+import { replayDlq } from '../../cli/commands/replay-dlq.ts';
 import { status } from '../../cli/commands/status.ts';
 import type { Target } from '../../cli/target.ts';
 import { referenceModel } from '../../harness/model.ts';
