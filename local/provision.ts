@@ -12,6 +12,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-s
 import type { AwsClients } from '../adapters/clients.ts';
 import { environmentRefusal } from './lambda-quotas.ts';
 import { createOrKeepTable, tableInput } from './provision-table.ts';
+import { type LocalSchedule, scheduledRules } from './rules.ts';
 import {
   type PhysicalResource,
   type ResolveContext,
@@ -20,14 +21,10 @@ import {
   resolve,
   type StackTemplate,
 } from './template.ts';
-import {
-  eventSourceMappings,
-  type LocalEventSourceMapping,
-  type LocalSchedule,
-  scheduledRules,
-} from './triggers.ts';
+import { eventSourceMappings, type LocalEventSourceMapping } from './triggers.ts';
 
-export type { LocalEventSourceMapping, LocalSchedule } from './triggers.ts';
+export type { LocalSchedule } from './rules.ts';
+export type { LocalEventSourceMapping } from './triggers.ts';
 
 export const LOCAL_ACCOUNT = '000000000000';
 
@@ -72,12 +69,14 @@ export interface ProvisionedStack {
   readonly buckets: readonly { logicalId: string; name: string }[];
   readonly functions: readonly LocalFunction[];
   readonly mappings: readonly LocalEventSourceMapping[];
-  /** Scheduled rules targeting the stack's functions (rate expressions). */
+  /** Scheduled rules targeting the stack's functions (rate and cron expressions). */
   readonly schedules: readonly LocalSchedule[];
   /** The stack outputs, resolved: what `cdk deploy` would print. */
   readonly outputs: Readonly<Record<string, string>>;
   /** Resource types that have no local meaning (IAM, alarms, log groups, policies…). */
   readonly notEmulated: readonly string[];
+  /** Rules targeting a function that are not run locally, each with the reason. */
+  readonly notRun: readonly string[];
   /** What each provisioned resource and function answers to `Ref` and `Fn::GetAtt`. */
   readonly physical: ReadonlyMap<string, PhysicalResource>;
 }
@@ -232,9 +231,10 @@ export const provisionStack = async (
     queues.map((q) => q.logicalId),
     functions.map((f) => f.logicalId),
   );
-  const schedules = scheduledRules(
+  const { schedules, notRun } = scheduledRules(
     entries,
     functions.map((f) => f.logicalId),
+    { stackName, resolveValue: (value) => resolve(value, ctx) },
   );
 
   const outputs: Record<string, string> = {};
@@ -250,6 +250,7 @@ export const provisionStack = async (
     'AWS::Lambda::Function',
     'AWS::Lambda::EventSourceMapping',
     'AWS::Events::Rule',
+    'AWS::Lambda::EventInvokeConfig',
   ]);
   const notEmulated = [
     ...new Set(entries.map(([, r]) => r.Type).filter((t) => !handled.has(t))),
@@ -265,6 +266,7 @@ export const provisionStack = async (
     schedules,
     outputs,
     notEmulated,
+    notRun,
     physical,
   };
 };

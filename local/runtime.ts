@@ -16,13 +16,14 @@ import { LambdaEnvironment } from './lambda-environment.ts';
 import { waitFor } from './net.ts';
 import {
   functionsOnRunningStack,
+  LOCAL_ACCOUNT,
   type LocalFunction,
   type ProvisionedStack,
   provisionStack,
 } from './provision.ts';
+import { type RuleRunner, type ScheduledOutcome, startRuleRunner } from './rule-runner.ts';
 import { type BatchReport, SqsPoller } from './sqs-poller.ts';
 import { loadStack } from './template.ts';
-import { scheduledEvent } from './triggers.ts';
 
 export interface LocalRuntimeOptions {
   /** The cloud assembly (cdk.out). */
@@ -40,11 +41,14 @@ export interface LocalRuntimeOptions {
   /** Told about every invocation. */
   readonly onBatch?: (fn: LocalFunction, report: BatchReport) => void;
   /**
-   * Told about every run of a scheduled rule on its rate, as EventBridge runs them (its
-   * function's result, or the error it threw). A run asked for with `runSchedule` goes back
-   * to its caller alone, which reports it (told here too, it would be printed twice).
+   * Told about every attempt at a scheduled rule's run, as EventBridge and Lambda make them (its
+   * function's result, or the error it threw and when Lambda retries it). A run asked for with
+   * `runSchedule` goes back to its caller alone, which reports it (told here too, it would be
+   * printed twice).
    */
-  readonly onScheduled?: (fn: LocalFunction, outcome: { result?: unknown; error?: Error }) => void;
+  readonly onScheduled?: (fn: LocalFunction, outcome: ScheduledOutcome) => void;
+  /** Lambda's waits before it retries a failed asynchronous invocation. Default 60 and 120 s. */
+  readonly asyncRetryDelaysMs?: readonly number[];
   /** Told about every call a function made through the edge that took effect (status < 300). */
   readonly onCall?: (call: EdgeCall, fn: LocalFunction) => void;
   readonly warn?: (message: string) => void;
@@ -137,13 +141,13 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   const runtimeId = Math.random().toString(36).slice(2, 8).toUpperCase();
 
   const pollers = new Map<string, SqsPoller>();
-  const timers: NodeJS.Timeout[] = [];
+  let scheduler: RuleRunner | undefined;
   const logs = functionLogs(options.logDir);
   let pool: EnvironmentPool | undefined;
   let unregisterFunctions = () => {};
   let removeHooks = () => {};
   const shutdown = async () => {
-    for (const timer of timers) clearInterval(timer);
+    scheduler?.stop();
     unregisterFunctions();
     await Promise.all([...pollers.values()].map((p) => p.stop()));
     await pool?.dispose();
@@ -262,40 +266,18 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       if (!fn) throw new Error(`no function ${name} in ${stack.stackName}`);
       return environments.run(fn.logicalId, (env) => env.invoke(event, log, requestId));
     };
-    /** EventBridge's scheduled event for a rule. */
-    const ruleEvent = (ruleLogicalId: string) =>
-      scheduledEvent({
-        account: '000000000000',
-        region: emulators.region,
-        ruleArn: `arn:aws:events:${emulators.region}:000000000000:rule/${ruleLogicalId}`,
-      });
-    const runRule = async (
-      schedule: ProvisionedStack['schedules'][number],
-      report:
-        | ((fn: LocalFunction, outcome: { result?: unknown; error?: Error }) => void)
-        | undefined,
-    ) => {
-      const fn = stack.functions.find((f) => f.logicalId === schedule.functionLogicalId);
-      if (!fn) throw new Error(`no function for rule ${schedule.logicalId}`);
-      try {
-        const result = await invoke(fn.logicalId, ruleEvent(schedule.logicalId));
-        report?.(fn, { result });
-        return result;
-      } catch (error) {
-        report?.(fn, { error: error as Error });
-        throw error;
-      }
-    };
-    for (const schedule of stack.schedules.filter((s) => s.enabled)) {
-      // Like EventBridge: the first run one period after the rule exists; a failed run is not
-      // retried (the stack sets no retries), the next one comes on time.
-      const timer = setInterval(
-        () => void runRule(schedule, options.onScheduled).catch(() => undefined),
-        schedule.everySeconds * 1000,
-      );
-      timer.unref();
-      timers.push(timer);
-    }
+    const ruleRunner = startRuleRunner({
+      schedules: stack.schedules,
+      region: emulators.region,
+      account: LOCAL_ACCOUNT,
+      invoke: (fn, event) => invoke(fn, event),
+      ...(options.asyncRetryDelaysMs ? { retryDelaysMs: options.asyncRetryDelaysMs } : {}),
+      report: (schedule, outcome) => {
+        const fn = stack.functions.find((f) => f.logicalId === schedule.functionLogicalId);
+        if (fn) options.onScheduled?.(fn, outcome);
+      },
+    });
+    scheduler = ruleRunner;
 
     // The edge answers Lambda's API for this stack's functions until the runtime stops.
     unregisterFunctions = emulators.registerFunctions({
@@ -371,7 +353,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           return fn && (fn.logicalId === name || fn.name === name || fn.logicalId.startsWith(name));
         });
         if (!schedule) throw new Error(`no scheduled rule runs ${name} in ${stack.stackName}`);
-        return runRule(schedule, undefined);
+        return ruleRunner.runNow(schedule);
       },
       update,
       stop: shutdown,

@@ -143,7 +143,14 @@ try {
         warn: (message) => console.warn(`! ${message}`),
         // What scheduled rules do as they run (the finalizer's hours, a failing run).
         onScheduled: (fn, outcome) => {
-          if (outcome.error) console.warn(`! ${fn.logicalId} failed: ${outcome.error.message}`);
+          if (outcome.error)
+            console.warn(
+              `! ${fn.logicalId} failed: ${outcome.error.message}${
+                outcome.retryAtMs === undefined
+                  ? ''
+                  : ` (Lambda retries it at ${new Date(outcome.retryAtMs).toISOString()})`
+              }`,
+            );
           const run = v.safeParse(FinalizerRunSchema, outcome.result);
           if (run.success && (run.output.finalized.length > 0 || run.output.heldBy))
             console.log(`  ${describeFinalizerRun(run.output)}`);
@@ -169,6 +176,16 @@ try {
   );
   if (stack.notEmulated.length > 0)
     console.log(`  not emulated: ${[...new Set(stack.notEmulated)].sort().join(', ')}`);
+  if (stack.schedules.length > 0)
+    console.log(
+      `  scheduled rules (UTC): ${stack.schedules
+        .map(
+          (r) =>
+            `${r.functionLogicalId.replace(/Function[0-9A-F]{8}$/, '')} ${r.expression.text}${r.enabled ? '' : ' (disabled)'}`,
+        )
+        .join(', ')}`,
+    );
+  for (const rule of stack.notRun) console.log(`  rule not run locally: ${rule}`);
   console.log(
     options.persist
       ? `  data kept in ${dataDir} across restarts (delete it to start afresh)`

@@ -1,6 +1,6 @@
 /**
  * What invokes a template's functions, as the local runtime reads it: SQS event source mappings
- * and EventBridge rules on a fixed rate.
+ * (EventBridge's rules are read in `rules.ts`), and the event a scheduled rule sends.
  */
 import { randomUUID } from 'node:crypto';
 import { referencesOf } from './template.ts';
@@ -56,63 +56,21 @@ export const eventSourceMappings = (
   return mappings;
 };
 
-/** An EventBridge rule that runs a function on a fixed rate (`rate(5 minutes)`). */
-export interface LocalSchedule {
-  readonly logicalId: string;
-  readonly functionLogicalId: string;
-  readonly everySeconds: number;
-  readonly enabled: boolean;
-}
-
-/** `rate(5 minutes)` → 300; undefined for anything else (cron expressions are not run locally). */
-export const rateSeconds = (expression: unknown): number | undefined => {
-  const m = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(String(expression));
-  if (!m) return undefined;
-  const unit = m[2]?.startsWith('minute') ? 60 : m[2]?.startsWith('hour') ? 3600 : 86_400;
-  return Number(m[1]) * unit;
-};
-
-/** Every `rate(…)` rule targeting one of `functionIds`, one entry per (rule, function). */
-export const scheduledRules = (
-  resources: Entries,
-  functionIds: readonly string[],
-): LocalSchedule[] => {
-  const schedules: LocalSchedule[] = [];
-  for (const [id, resource] of resources.filter(([, r]) => r.Type === 'AWS::Events::Rule')) {
-    const p = asRecord(resource.Properties);
-    const everySeconds = rateSeconds(p.ScheduleExpression);
-    if (everySeconds === undefined) continue;
-    for (const target of Array.isArray(p.Targets) ? p.Targets : []) {
-      const arn =
-        typeof target === 'object' && target !== null
-          ? (target as { Arn?: unknown }).Arn
-          : undefined;
-      const functionLogicalId = referencesOf(arn).find((r) => functionIds.includes(r));
-      if (functionLogicalId)
-        schedules.push({
-          logicalId: id,
-          functionLogicalId,
-          everySeconds,
-          enabled: p.State === undefined || p.State === 'ENABLED',
-        });
-    }
-  }
-  return schedules;
-};
-
 /** The event EventBridge sends a rule's target on its schedule. */
 export const scheduledEvent = (o: {
   readonly account: string;
   readonly region: string;
   /** The rule's ARN; none when the caller is not a rule (a test invocation). */
   readonly ruleArn?: string;
+  /** The time the run was scheduled for; default now. */
+  readonly timeMs?: number;
 }) => ({
   version: '0',
   id: randomUUID(),
   'detail-type': 'Scheduled Event',
   source: 'aws.events',
   account: o.account,
-  time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  time: new Date(o.timeMs ?? Date.now()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
   region: o.region,
   resources: o.ruleArn === undefined ? [] : [o.ruleArn],
   detail: {},

@@ -25,6 +25,10 @@ export interface ScheduledFunctionProps {
   readonly bundleAwsSdk?: boolean;
 }
 
+/** The bounds Lambda sets on an asynchronous event's maximum age. */
+const MIN_EVENT_AGE_SECONDS = 60;
+const MAX_EVENT_AGE_SECONDS = 6 * 3600;
+
 /** A function run on a fixed schedule by an EventBridge rule, with its own log group and role. */
 export class ScheduledFunction extends Construct {
   readonly fn: LambdaFunction;
@@ -42,10 +46,21 @@ export class ScheduledFunction extends Construct {
       tracing: props.tracing ?? false,
       bundleAwsSdk: props.bundleAwsSdk ?? true,
     });
+    const every = props.every ?? Duration.minutes(5);
+    // A run that fails is simply superseded by the next one: no retries pile up. That takes two
+    // settings. EventBridge's retry policy covers only its delivery to Lambda; Lambda queues the
+    // event and invokes the function asynchronously, retrying a function error twice by default
+    // (a minute, then two, after it), which the function's own async invoke config turns off.
+    // An event still queued when the next run is due is dropped rather than run late.
+    this.fn.configureAsyncInvoke({
+      retryAttempts: 0,
+      maxEventAge: Duration.seconds(
+        Math.min(Math.max(every.toSeconds(), MIN_EVENT_AGE_SECONDS), MAX_EVENT_AGE_SECONDS),
+      ),
+    });
     this.rule = new Rule(this, 'Schedule', {
-      description: `${id}: every ${(props.every ?? Duration.minutes(5)).toHumanString()}`,
-      schedule: Schedule.rate(props.every ?? Duration.minutes(5)),
-      // A run that fails is simply superseded by the next one: no retries pile up.
+      description: `${id}: every ${every.toHumanString()}`,
+      schedule: Schedule.rate(every),
       targets: [new LambdaTarget(this.fn, { retryAttempts: 0 })],
     });
   }

@@ -85,6 +85,18 @@ describe('the onceflow stack', () => {
   const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
     stack.resolve((construct.node.defaultChild as { logicalId: string }).logicalId) as string;
 
+  /**
+   * EventBridge invokes Lambda asynchronously: its retry policy covers the delivery, and Lambda
+   * retries a function error itself (twice by default) unless the function says otherwise.
+   */
+  const expectNoAsyncRetries = (scheduled: ScheduledFunction, maxAgeSeconds: number) =>
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: logicalId(scheduled.fn) },
+      Qualifier: '$LATEST',
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: maxAgeSeconds,
+    });
+
   it('runs every function on Node.js 24, ARM64, with their own log groups and no source-map flag', () => {
     template.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
@@ -119,6 +131,7 @@ describe('the onceflow stack', () => {
         }),
       ],
     });
+    expectNoAsyncRetries(stack.watchPending, 300);
   });
 
   it('runs the finalizer every 5 minutes from an EventBridge rule, without retries, with the allowed lateness', () => {
@@ -132,6 +145,7 @@ describe('the onceflow stack', () => {
         }),
       ],
     });
+    expectNoAsyncRetries(stack.finalizeHours, 300);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Timeout: 120,
       Environment: { Variables: Match.objectLike({ ALLOWED_LATENESS_MINUTES: '120' }) },
@@ -139,6 +153,10 @@ describe('the onceflow stack', () => {
     const tuned = synth({ allowedLatenessMinutes: '30', finalizeEveryMinutes: '15' });
     tuned.template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(15 minutes)',
+    });
+    tuned.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 900,
     });
     tuned.template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ ALLOWED_LATENESS_MINUTES: '30' }) },

@@ -240,11 +240,11 @@ describe('the finalizer in the local runtime', () => {
       runtime.stack.functions
         .find((f) => f.logicalId === s.functionLogicalId)
         ?.logicalId.split('Function')[0],
-      s.everySeconds,
+      s.expression.text,
     ]);
     expect(rules.sort()).toEqual([
-      ['FinalizeHours', 300],
-      ['WatchPending', 300],
+      ['FinalizeHours', 'rate(5 minutes)'],
+      ['WatchPending', 'rate(5 minutes)'],
     ]);
     const { refused } = await sendBodies(
       runtime.clients.sqs,

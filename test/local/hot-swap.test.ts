@@ -5,7 +5,7 @@
  * cannot change without a restart is reported, not applied. The assemblies are written by hand:
  * a queue, a table, a function whose code says which version it is.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { writeHandAssembly } from '../support/assembly.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { useEmulators } from '../support/emulators.ts';
 import { uniqueName } from '../support/names.ts';
@@ -47,26 +48,11 @@ interface AssemblyOptions {
 
 /** A cloud assembly of one stack, as `cdk synth` lays it out, in a directory of its own. */
 const writeAssembly = (stackName: string, o: AssemblyOptions): string => {
-  const dir = mkdtempSync(join(work, 'assembly-'));
   const asset = `asset.v${o.version}`;
-  if (!o.withoutBundle) {
-    mkdirSync(join(dir, asset));
-    writeFileSync(join(dir, asset, 'index.mjs'), handlerSource(o.version));
-  }
-  writeFileSync(
-    join(dir, 'manifest.json'),
-    JSON.stringify({
-      artifacts: {
-        [stackName]: {
-          type: 'aws:cloudformation:stack',
-          properties: { templateFile: `${stackName}.template.json` },
-        },
-      },
-    }),
-  );
-  writeFileSync(
-    join(dir, `${stackName}.template.json`),
-    JSON.stringify({
+  return writeHandAssembly(
+    work,
+    stackName,
+    {
       Resources: {
         Work: {
           Type: 'AWS::SQS::Queue',
@@ -94,9 +80,9 @@ const writeAssembly = (stackName: string, o: AssemblyOptions): string => {
         },
       },
       Outputs: { QueueUrl: { Value: { Ref: 'Work' } } },
-    }),
+    },
+    o.withoutBundle ? {} : { [asset]: handlerSource(o.version) },
   );
-  return dir;
 };
 
 const runtimes: LocalRuntime[] = [];

@@ -122,9 +122,21 @@ describe('provisioning from the synthesized template', () => {
       reportBatchItemFailures: true,
       enabled: true,
     });
-    // The scheduled rules: the pending watcher and the finalizer, every 5 minutes.
-    expect(stack.schedules.map((s) => s.everySeconds)).toEqual([300, 300]);
+    // The scheduled rules: the pending watcher and the finalizer, every 5 minutes, each run
+    // tried once (the functions' event invoke configs turn Lambda's async retries off).
+    expect(
+      stack.schedules.map((s) => [s.expression.text, s.input, s.asyncInvoke, s.ruleName]),
+    ).toEqual(
+      ['WatchPending', 'FinalizeHours'].map((id) => [
+        'rate(5 minutes)',
+        { kind: 'event' },
+        { maximumRetryAttempts: 0, maximumEventAgeSeconds: 300 },
+        expect.stringMatching(new RegExp(`^${stack.stackName}-${id}Schedule`)),
+      ]),
+    );
     expect(stack.notEmulated).not.toContain('AWS::Events::Rule');
+    expect(stack.notEmulated).not.toContain('AWS::Lambda::EventInvokeConfig');
+    expect(stack.notRun).toEqual([]);
     // The aggregate queue coalesces (aggregateWindowSeconds): FIFO, per group, delayed 2 s.
     const aggregate = stack.queues.find((q) => q.url === stack.outputs.AggregateQueueUrl);
     expect(aggregate?.url).toMatch(/\.fifo$/);

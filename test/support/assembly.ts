@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
 import { OnceflowStack } from '../../infra/onceflow-stack.ts';
@@ -26,3 +26,34 @@ export const synthAssembly = (build: (app: App, stackName: string) => Stack = de
 
 const defaultStack = (app: App, stackName: string) =>
   new OnceflowStack(app, stackName, { settings: readSettings(() => undefined) });
+
+/**
+ * A cloud assembly written by hand, laid out as `cdk synth` lays it out: a new directory under
+ * `parent` with the manifest, the stack's template, and each asset (`asset.<name>/index.mjs`,
+ * what a function's `aws:asset:path` metadata names) holding the given code.
+ */
+export const writeHandAssembly = (
+  parent: string,
+  stackName: string,
+  template: Record<string, unknown>,
+  assets: Readonly<Record<string, string>> = {},
+): string => {
+  const dir = mkdtempSync(join(parent, 'assembly-'));
+  for (const [asset, code] of Object.entries(assets)) {
+    mkdirSync(join(dir, asset));
+    writeFileSync(join(dir, asset, 'index.mjs'), code);
+  }
+  writeFileSync(
+    join(dir, 'manifest.json'),
+    JSON.stringify({
+      artifacts: {
+        [stackName]: {
+          type: 'aws:cloudformation:stack',
+          properties: { templateFile: `${stackName}.template.json` },
+        },
+      },
+    }),
+  );
+  writeFileSync(join(dir, `${stackName}.template.json`), JSON.stringify(template));
+  return dir;
+};

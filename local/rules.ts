@@ -1,0 +1,173 @@
+/**
+ * A template's EventBridge rules that run its functions on a schedule, read as EventBridge and
+ * Lambda run them: the schedule expression (`rate(…)` or `cron(…)`, refused as `PutRule` would
+ * refuse it), what each target is sent (the scheduled event, a constant `Input`, or the part of
+ * the event an `InputPath` names), and how Lambda retries the asynchronous invocation (the
+ * function's `AWS::Lambda::EventInvokeConfig`: twice by default, within six hours).
+ */
+import { parseScheduleExpression, type ScheduleExpression } from './schedule-expression.ts';
+import { referencesOf } from './template.ts';
+
+type Entries = readonly [string, { readonly Type: string; readonly Properties?: unknown }][];
+
+const asRecord = (value: unknown): Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+
+/** What a rule's target is sent on each run. */
+export type TargetInput =
+  | { readonly kind: 'event' }
+  | { readonly kind: 'constant'; readonly value: unknown }
+  /** `InputPath`: object keys and array indices from the event's root. */
+  | { readonly kind: 'path'; readonly path: readonly (string | number)[] };
+
+/** How Lambda retries a function's asynchronous invocations (its event invoke config). */
+export interface AsyncInvokeConfig {
+  /** Retries of an invocation whose function failed: 0–2, Lambda's default 2. */
+  readonly maximumRetryAttempts: number;
+  /** An event older than this is dropped, not retried: 60–21,600 s, Lambda's default 21,600. */
+  readonly maximumEventAgeSeconds: number;
+}
+
+export const LAMBDA_ASYNC_DEFAULTS: AsyncInvokeConfig = {
+  maximumRetryAttempts: 2,
+  maximumEventAgeSeconds: 21_600,
+};
+
+/** One (rule, function target) pair. */
+export interface LocalSchedule {
+  readonly logicalId: string;
+  /** The rule's name: its `Name`, or `<stack>-<logicalId>` as other local names. */
+  readonly ruleName: string;
+  readonly functionLogicalId: string;
+  readonly expression: ScheduleExpression;
+  readonly input: TargetInput;
+  readonly asyncInvoke: AsyncInvokeConfig;
+  readonly enabled: boolean;
+}
+
+export interface ScheduledRules {
+  readonly schedules: LocalSchedule[];
+  /** Rules targeting a function that the local runtime does not run, each with the reason. */
+  readonly notRun: string[];
+}
+
+/** `$`, `$.detail`, `$.detail.items[0]`: EventBridge's dot notation with array indices. */
+const inputPath = (text: string): (string | number)[] | undefined => {
+  if (!text.startsWith('$')) return undefined;
+  const path: (string | number)[] = [];
+  for (const m of text.slice(1).matchAll(/\.([\w-]+)|\[(\d+)\]|(.)/g)) {
+    if (m[3] !== undefined) return undefined;
+    path.push(m[1] ?? Number(m[2]));
+  }
+  return path;
+};
+
+/** The value at `path` in `event`, or undefined. */
+export const atPath = (event: unknown, path: readonly (string | number)[]): unknown =>
+  path.reduce<unknown>(
+    (value, key) =>
+      typeof value === 'object' && value !== null
+        ? (value as Record<string | number, unknown>)[key]
+        : undefined,
+    event,
+  );
+
+/** What the target is sent, or why the local runtime cannot send it. */
+const targetInput = (
+  target: Record<string, unknown>,
+  resolveValue: (value: unknown) => unknown,
+): TargetInput | string => {
+  if (target.InputTransformer !== undefined) return 'an input transformer';
+  const text = (value: unknown) => {
+    try {
+      return String(resolveValue(value));
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  };
+  if (target.Input !== undefined) {
+    const input = text(target.Input);
+    if (input instanceof Error) return `an Input that does not resolve locally (${input.message})`;
+    try {
+      return { kind: 'constant', value: JSON.parse(input) };
+    } catch {
+      return `an Input that is not JSON (${input.slice(0, 40)})`;
+    }
+  }
+  if (target.InputPath !== undefined) {
+    const pathText = text(target.InputPath);
+    const path = typeof pathText === 'string' ? inputPath(pathText) : undefined;
+    return path
+      ? { kind: 'path', path }
+      : `the InputPath ${String(pathText)} (dot notation and indices only)`;
+  }
+  return { kind: 'event' };
+};
+
+/** Each function's `$LATEST` event invoke config, by the function's logical id. */
+const asyncInvokeConfigs = (resources: Entries, functionIds: readonly string[]) => {
+  const configs = new Map<string, AsyncInvokeConfig>();
+  for (const [, resource] of resources.filter(
+    ([, r]) => r.Type === 'AWS::Lambda::EventInvokeConfig',
+  )) {
+    const p = asRecord(resource.Properties);
+    const fn = referencesOf(p.FunctionName).find((r) => functionIds.includes(r));
+    if (!fn || (p.Qualifier !== undefined && p.Qualifier !== '$LATEST')) continue;
+    configs.set(fn, {
+      maximumRetryAttempts: Number(
+        p.MaximumRetryAttempts ?? LAMBDA_ASYNC_DEFAULTS.maximumRetryAttempts,
+      ),
+      maximumEventAgeSeconds: Number(
+        p.MaximumEventAgeInSeconds ?? LAMBDA_ASYNC_DEFAULTS.maximumEventAgeSeconds,
+      ),
+    });
+  }
+  return configs;
+};
+
+/**
+ * Every rule targeting one of `functionIds`: one schedule per (rule, function) that the local
+ * runtime runs, and a line for each it does not (an event pattern rule, an input transformer).
+ * An invalid schedule expression throws, as `PutRule` refuses it.
+ */
+export const scheduledRules = (
+  resources: Entries,
+  functionIds: readonly string[],
+  options: { readonly stackName: string; readonly resolveValue: (value: unknown) => unknown },
+): ScheduledRules => {
+  const configs = asyncInvokeConfigs(resources, functionIds);
+  const schedules: LocalSchedule[] = [];
+  const notRun: string[] = [];
+  for (const [id, resource] of resources.filter(([, r]) => r.Type === 'AWS::Events::Rule')) {
+    const p = asRecord(resource.Properties);
+    const targets = (Array.isArray(p.Targets) ? p.Targets : []).map(asRecord).flatMap((t) => {
+      const functionLogicalId = referencesOf(t.Arn).find((r) => functionIds.includes(r));
+      return functionLogicalId ? [{ target: t, functionLogicalId }] : [];
+    });
+    if (targets.length === 0) continue;
+    if (p.ScheduleExpression === undefined) {
+      notRun.push(`${id}: an event pattern rule (only schedules run locally)`);
+      continue;
+    }
+    const expression = parseScheduleExpression(String(options.resolveValue(p.ScheduleExpression)));
+    for (const { target, functionLogicalId } of targets) {
+      const input = targetInput(target, options.resolveValue);
+      if (typeof input === 'string') {
+        notRun.push(`${id} → ${functionLogicalId}: ${input}`);
+        continue;
+      }
+      schedules.push({
+        logicalId: id,
+        ruleName: typeof p.Name === 'string' ? p.Name : `${options.stackName}-${id}`.slice(0, 64),
+        functionLogicalId,
+        expression,
+        input,
+        asyncInvoke: configs.get(functionLogicalId) ?? LAMBDA_ASYNC_DEFAULTS,
+        enabled: p.State === undefined || p.State === 'ENABLED',
+      });
+    }
+  }
+  return { schedules, notRun };
+};

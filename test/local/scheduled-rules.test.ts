@@ -1,0 +1,165 @@
+/**
+ * EventBridge rules run by the local runtime as EventBridge and Lambda run them: a cron rule on
+ * the minute it names, its target sent the scheduled event or a constant input, a failed run
+ * retried by "Lambda" with the same event as often as the function's event invoke config allows,
+ * and a rule the runtime does not run named rather than silently ignored. The assembly is
+ * written by hand: two functions that record the events they get, the first one failing once.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../local/net.ts';
+import type { ScheduledOutcome } from '../../local/rule-runner.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { writeHandAssembly } from '../support/assembly.ts';
+import { DEADLINE_MS } from '../support/deadlines.ts';
+import { useEmulators } from '../support/emulators.ts';
+import { uniqueName } from '../support/names.ts';
+
+const emulators = useEmulators();
+const work = mkdtempSync(join(tmpdir(), 'onceflow-rules-'));
+
+/** Appends each event to `EVENTS_FILE`; with `FAIL_FIRST`, its first invocation throws. */
+const HANDLER = `
+import { appendFileSync, existsSync } from 'node:fs';
+export const handler = async (event) => {
+  const first = !existsSync(process.env.EVENTS_FILE);
+  appendFileSync(process.env.EVENTS_FILE, JSON.stringify(event) + '\\n');
+  if (first && process.env.FAIL_FIRST) throw new Error('the first run fails');
+  return { recorded: true };
+};
+`;
+
+const fn = (variables: Record<string, unknown>) => ({
+  Type: 'AWS::Lambda::Function',
+  Metadata: { 'aws:asset:path': 'asset.rules' },
+  Properties: {
+    Handler: 'index.handler',
+    Timeout: 30,
+    MemorySize: 128,
+    Environment: { Variables: variables },
+  },
+});
+
+const writeAssembly = (stackName: string, rules: Record<string, unknown>) => {
+  const dir = mkdtempSync(join(work, 'events-'));
+  const assembly = writeHandAssembly(
+    work,
+    stackName,
+    {
+      Resources: {
+        Work: { Type: 'AWS::SQS::Queue', Properties: {} },
+        Flaky: fn({ EVENTS_FILE: join(dir, 'flaky.ndjson'), FAIL_FIRST: '1' }),
+        Steady: fn({ EVENTS_FILE: join(dir, 'steady.ndjson') }),
+        FlakyAsync: {
+          Type: 'AWS::Lambda::EventInvokeConfig',
+          Properties: {
+            FunctionName: { Ref: 'Flaky' },
+            Qualifier: '$LATEST',
+            MaximumRetryAttempts: 1,
+          },
+        },
+        ...rules,
+      },
+    },
+    { 'asset.rules': HANDLER },
+  );
+  return { assembly, dir };
+};
+
+const runtimes: LocalRuntime[] = [];
+afterAll(async () => {
+  await Promise.all(runtimes.map((r) => r.stop()));
+});
+
+const events = (dir: string, file: string): unknown[] => {
+  try {
+    return readFileSync(join(dir, file), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as unknown);
+  } catch {
+    return [];
+  }
+};
+
+describe('scheduled rules in the local runtime', () => {
+  it('runs a cron rule on its minute, retries a failed run with the same event, and sends a constant input', async () => {
+    const stackName = uniqueName('rules');
+    const target = (id: string, extra: Record<string, unknown> = {}) => [
+      { Arn: { 'Fn::GetAtt': [id, 'Arn'] }, Id: 'Target0', ...extra },
+    ];
+    const { assembly, dir } = writeAssembly(stackName, {
+      EveryMinute: {
+        Type: 'AWS::Events::Rule',
+        Properties: { ScheduleExpression: 'cron(* * * * ? *)', Targets: target('Flaky') },
+      },
+      WithInput: {
+        Type: 'AWS::Events::Rule',
+        Properties: {
+          ScheduleExpression: 'cron(* * * * ? *)',
+          Targets: target('Steady', {
+            Input: { 'Fn::Join': ['', ['{"queue":"', { Ref: 'Work' }, '"}']] },
+          }),
+        },
+      },
+      OnUpload: {
+        Type: 'AWS::Events::Rule',
+        Properties: { EventPattern: { source: ['aws.s3'] }, Targets: target('Steady') },
+      },
+    });
+    const outcomes: [string, ScheduledOutcome][] = [];
+    const runtime = await startLocalRuntime({
+      assemblyDir: assembly,
+      emulators: emulators(),
+      asyncRetryDelaysMs: [200, 400],
+      onScheduled: (f, outcome) => outcomes.push([f.logicalId, outcome]),
+    });
+    runtimes.push(runtime);
+    expect(runtime.stack.notRun).toEqual([
+      'OnUpload: an event pattern rule (only schedules run locally)',
+    ]);
+
+    // The first minute boundary runs both rules; Flaky fails and is retried once.
+    await waitFor(
+      async () =>
+        outcomes.some(([id, o]) => id === 'Flaky' && o.attempt === 2) &&
+        outcomes.some(([id]) => id === 'Steady'),
+      { timeoutMs: DEADLINE_MS, what: 'both rules to run and the failed run to be retried' },
+    );
+    const flaky = outcomes.filter(([id]) => id === 'Flaky').map(([, o]) => o);
+    expect(flaky[0]).toMatchObject({ attempt: 1, error: { errorMessage: 'the first run fails' } });
+    expect(flaky[0]?.retryAtMs).toEqual(expect.any(Number));
+    expect(flaky[1]).toMatchObject({ attempt: 2, result: { recorded: true } });
+
+    const [first, retried] = events(dir, 'flaky.ndjson');
+    expect(retried).toEqual(first);
+    expect(first).toMatchObject({
+      source: 'aws.events',
+      'detail-type': 'Scheduled Event',
+      resources: [`arn:aws:events:${runtime.region}:000000000000:rule/${stackName}-EveryMinute`],
+    });
+    // Runs fall on whole minutes, in UTC.
+    expect(String((first as { time: string }).time)).toMatch(/:00Z$/);
+    const queueUrl = runtime.stack.queues.find((q) => q.logicalId === 'Work')?.url;
+    expect(events(dir, 'steady.ndjson')[0]).toEqual({ queue: queueUrl });
+  });
+
+  it('refuses to start a stack whose schedule expression EventBridge would refuse', async () => {
+    const { assembly } = writeAssembly(uniqueName('rules'), {
+      Hourly: {
+        Type: 'AWS::Events::Rule',
+        Properties: {
+          ScheduleExpression: 'cron(0 * * * * *)',
+          Targets: [{ Arn: { 'Fn::GetAtt': ['Steady', 'Arn'] }, Id: 'T' }],
+        },
+      },
+    });
+    await expect(
+      startLocalRuntime({ assemblyDir: assembly, emulators: emulators() }),
+    ).rejects.toThrow(
+      'Parameter ScheduleExpression is not valid: cron(0 * * * * *) (one of day-of-month and day-of-week must be ?, and only one)',
+    );
+  });
+});

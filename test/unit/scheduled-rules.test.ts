@@ -1,0 +1,239 @@
+/**
+ * Scheduled rules as the local runtime reads them from a template and runs them: what each
+ * target is sent, when runs happen, and how Lambda retries a failed asynchronous invocation.
+ * Timers are faked: a run a day away is reached at once.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type ScheduledOutcome, startRuleRunner } from '../../local/rule-runner.ts';
+import { LAMBDA_ASYNC_DEFAULTS, type LocalSchedule, scheduledRules } from '../../local/rules.ts';
+import { parseScheduleExpression } from '../../local/schedule-expression.ts';
+
+const FUNCTIONS = ['Fn', 'Other'];
+const resolveValue = (value: unknown) => {
+  if (typeof value === 'object' && value !== null && 'Fn::Join' in value) {
+    const [sep, parts] = (value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
+    return parts.map((p) => (typeof p === 'string' ? p : 'resolved')).join(sep);
+  }
+  if (typeof value === 'object' && value !== null && 'Ref' in value)
+    throw new Error(`no local value for ${String((value as { Ref: unknown }).Ref)}`);
+  return value;
+};
+const read = (resources: Record<string, { Type: string; Properties?: unknown }>) =>
+  scheduledRules(Object.entries(resources), FUNCTIONS, { stackName: 'app', resolveValue });
+const rule = (properties: Record<string, unknown>) => ({
+  Type: 'AWS::Events::Rule',
+  Properties: {
+    ScheduleExpression: 'rate(5 minutes)',
+    Targets: [{ Arn: { 'Fn::GetAtt': ['Fn', 'Arn'] }, Id: 'Target0' }],
+    ...properties,
+  },
+});
+const target = (extra: Record<string, unknown>) => ({
+  Targets: [{ Arn: { 'Fn::GetAtt': ['Fn', 'Arn'] }, Id: 'Target0', ...extra }],
+});
+
+describe('a template’s scheduled rules', () => {
+  it('sends each target the scheduled event, a constant Input or the part an InputPath names', () => {
+    const { schedules, notRun } = read({
+      Plain: rule({}),
+      Constant: rule({
+        ScheduleExpression: 'cron(0 2 * * ? *)',
+        ...target({ Input: { 'Fn::Join': ['', ['{"table":"', { Ref: 'T' }, '"}']] } }),
+      }),
+      Path: rule(target({ InputPath: '$.resources[0]' })),
+      Named: rule({ Name: 'nightly', State: 'DISABLED' }),
+    });
+    expect(notRun).toEqual([]);
+    expect(
+      schedules.map((s) => [s.logicalId, s.ruleName, s.expression.text, s.input, s.enabled]),
+    ).toEqual([
+      ['Plain', 'app-Plain', 'rate(5 minutes)', { kind: 'event' }, true],
+      [
+        'Constant',
+        'app-Constant',
+        'cron(0 2 * * ? *)',
+        { kind: 'constant', value: { table: 'resolved' } },
+        true,
+      ],
+      ['Path', 'app-Path', 'rate(5 minutes)', { kind: 'path', path: ['resources', 0] }, true],
+      ['Named', 'nightly', 'rate(5 minutes)', { kind: 'event' }, false],
+    ]);
+  });
+
+  it('takes Lambda’s async retries from the function’s $LATEST event invoke config, else its defaults', () => {
+    const { schedules } = read({
+      ForFn: rule({}),
+      ForOther: rule({ Targets: [{ Arn: { 'Fn::GetAtt': ['Other', 'Arn'] }, Id: 'T' }] }),
+      Config: {
+        Type: 'AWS::Lambda::EventInvokeConfig',
+        Properties: {
+          FunctionName: { Ref: 'Fn' },
+          Qualifier: '$LATEST',
+          MaximumRetryAttempts: 0,
+          MaximumEventAgeInSeconds: 300,
+        },
+      },
+      // An alias's config is not the one a rule targeting the function's ARN gets.
+      AliasConfig: {
+        Type: 'AWS::Lambda::EventInvokeConfig',
+        Properties: { FunctionName: { Ref: 'Other' }, Qualifier: 'live', MaximumRetryAttempts: 1 },
+      },
+    });
+    expect(schedules.map((s) => [s.functionLogicalId, s.asyncInvoke])).toEqual([
+      ['Fn', { maximumRetryAttempts: 0, maximumEventAgeSeconds: 300 }],
+      ['Other', LAMBDA_ASYNC_DEFAULTS],
+    ]);
+    expect(LAMBDA_ASYNC_DEFAULTS).toEqual({
+      maximumRetryAttempts: 2,
+      maximumEventAgeSeconds: 21_600,
+    });
+  });
+
+  it('names each rule it does not run, with the reason, and refuses an invalid schedule', () => {
+    const { schedules, notRun } = read({
+      Pattern: {
+        Type: 'AWS::Events::Rule',
+        Properties: {
+          EventPattern: { source: ['aws.s3'] },
+          Targets: [{ Arn: { 'Fn::GetAtt': ['Fn', 'Arn'] }, Id: 'T' }],
+        },
+      },
+      Transformed: rule(target({ InputTransformer: { InputTemplate: '"<x>"' } })),
+      Unresolved: rule(target({ Input: { Ref: 'Elsewhere' } })),
+      Wildcard: rule(target({ InputPath: '$.detail.*' })),
+      // A rule for something that is not one of the functions is not the runtime's concern.
+      Elsewhere: rule({ Targets: [{ Arn: 'arn:aws:sns:us-east-1:1:topic', Id: 'T' }] }),
+    });
+    expect(schedules).toEqual([]);
+    expect(notRun).toEqual([
+      'Pattern: an event pattern rule (only schedules run locally)',
+      'Transformed → Fn: an input transformer',
+      'Unresolved → Fn: an Input that does not resolve locally (no local value for Elsewhere)',
+      'Wildcard → Fn: the InputPath $.detail.* (dot notation and indices only)',
+    ]);
+    expect(() => read({ Bad: rule({ ScheduleExpression: 'rate(1 minutes)' }) })).toThrow(
+      /ScheduleExpression is not valid: rate\(1 minutes\)/,
+    );
+  });
+});
+
+describe('the rule runner', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: Date.parse('2026-12-05T15:42:30Z') });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const schedule = (
+    o: Partial<Omit<LocalSchedule, 'expression'>> & { expression: string },
+  ): LocalSchedule => ({
+    logicalId: 'Rule',
+    ruleName: 'app-Rule',
+    functionLogicalId: 'Fn',
+    input: { kind: 'event' },
+    asyncInvoke: LAMBDA_ASYNC_DEFAULTS,
+    enabled: true,
+    ...o,
+    expression: parseScheduleExpression(o.expression),
+  });
+
+  /** Starts a runner whose function fails its first `failures` invocations. */
+  const run = (schedules: LocalSchedule[], failures = 0) => {
+    const calls: { at: string; event: unknown }[] = [];
+    const outcomes: ScheduledOutcome[] = [];
+    const runner = startRuleRunner({
+      schedules,
+      region: 'us-east-1',
+      account: '000000000000',
+      invoke: async (_, event) => {
+        calls.push({ at: new Date().toISOString(), event });
+        if (calls.length <= failures) throw new Error(`failure ${calls.length}`);
+        return { ok: calls.length };
+      },
+      report: (_, outcome) => outcomes.push(outcome),
+    });
+    return { calls, outcomes, runner };
+  };
+
+  it('runs a cron rule on the minutes it names and a rate rule every period from the start', async () => {
+    const { calls, runner } = run([
+      schedule({ expression: 'cron(0/20 * * * ? *)' }),
+      schedule({ expression: 'rate(15 minutes)', logicalId: 'Rate', ruleName: 'app-Rate' }),
+    ]);
+    await vi.advanceTimersByTimeAsync(45 * 60_000);
+    expect(calls.map((c) => c.at)).toEqual([
+      '2026-12-05T15:57:30.000Z',
+      '2026-12-05T16:00:00.000Z',
+      '2026-12-05T16:12:30.000Z',
+      '2026-12-05T16:20:00.000Z',
+      '2026-12-05T16:27:30.000Z',
+    ]);
+    // EventBridge's scheduled event, at the time the run was due, naming the rule.
+    expect(calls[1]?.event).toMatchObject({
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      time: '2026-12-05T16:00:00Z',
+      resources: ['arn:aws:events:us-east-1:000000000000:rule/app-Rule'],
+      detail: {},
+    });
+    runner.stop();
+    await vi.advanceTimersByTimeAsync(60 * 60_000);
+    expect(calls).toHaveLength(5);
+  });
+
+  it('retries a failed run with the same event after one and then two minutes, as Lambda does', async () => {
+    const { calls, outcomes, runner } = run([schedule({ expression: 'cron(0 * * * ? *)' })], 2);
+    await vi.advanceTimersByTimeAsync(25 * 60_000);
+    expect(calls.map((c) => c.at)).toEqual([
+      '2026-12-05T16:00:00.000Z',
+      '2026-12-05T16:01:00.000Z',
+      '2026-12-05T16:03:00.000Z',
+    ]);
+    expect(new Set(calls.map((c) => JSON.stringify(c.event))).size).toBe(1);
+    expect(outcomes.map((o) => [o.attempt, o.error?.message, o.retryAtMs, o.result])).toEqual([
+      [1, 'failure 1', Date.parse('2026-12-05T16:01:00Z'), undefined],
+      [2, 'failure 2', Date.parse('2026-12-05T16:03:00Z'), undefined],
+      [3, undefined, undefined, { ok: 3 }],
+    ]);
+    runner.stop();
+  });
+
+  it('gives up after the retries the config allows, or once the event would be too old', async () => {
+    /** The times an hourly rule's always-failing function is invoked within its first hour. */
+    const attempts = async (asyncInvoke: LocalSchedule['asyncInvoke']) => {
+      const { calls, runner } = run(
+        [schedule({ expression: 'cron(0 * * * ? *)', asyncInvoke })],
+        5,
+      );
+      await vi.advanceTimersByTimeAsync(60 * 60_000);
+      runner.stop();
+      return calls.map((c) => c.at);
+    };
+    expect(await attempts({ maximumRetryAttempts: 0, maximumEventAgeSeconds: 21_600 })).toEqual([
+      '2026-12-05T16:00:00.000Z',
+    ]);
+    // A two-minute wait would take the event past its 90 s maximum age: one retry only.
+    expect(await attempts({ maximumRetryAttempts: 2, maximumEventAgeSeconds: 90 })).toEqual([
+      '2026-12-05T17:00:00.000Z',
+      '2026-12-05T17:01:00.000Z',
+    ]);
+  });
+
+  it('sends a constant Input or the part an InputPath names, and runs a rule at once when asked', async () => {
+    const { calls, runner } = run([
+      schedule({ expression: 'cron(0 * * * ? *)', input: { kind: 'constant', value: { a: 1 } } }),
+      schedule({ expression: 'cron(0 * * * ? *)', input: { kind: 'path', path: ['time'] } }),
+      schedule({ expression: 'cron(0 * * * ? *)', input: { kind: 'path', path: ['missing'] } }),
+    ]);
+    await vi.advanceTimersByTimeAsync(20 * 60_000);
+    expect(calls.map((c) => c.event)).toEqual([{ a: 1 }, '2026-12-05T16:00:00Z', null]);
+    const disabled = schedule({ expression: 'rate(1 day)', enabled: false });
+    const now = run([disabled]);
+    expect(await now.runner.runNow(disabled)).toEqual({ ok: 1 });
+    await vi.advanceTimersByTimeAsync(2 * 86_400_000);
+    expect(now.calls).toHaveLength(1);
+    now.runner.stop();
+    runner.stop();
+  });
+});
