@@ -1,6 +1,7 @@
 /**
  * What a new synthesis of a running stack changes, split the way Lambda's own updates split it:
- * a function's code and settings (handler, environment, timeout, memory) are swapped in place,
+ * a function's code and settings (handler, environment, timeout, memory, the event invoke config
+ * of its asynchronous invocations) are swapped in place,
  * as `UpdateFunctionCode` and `UpdateFunctionConfiguration` do, while queues, tables, buckets,
  * event source mappings, schedules and outputs were provisioned from the first template and
  * change only with a restart. Resources with no local meaning (IAM, alarms, log groups…) are
@@ -66,6 +67,7 @@ export const changedFunctions = (
         current.handlerExport !== fn.handlerExport ||
         current.timeoutSeconds !== fn.timeoutSeconds ||
         current.memoryMb !== fn.memoryMb ||
-        !isDeepStrictEqual(current.environment, fn.environment))
+        !isDeepStrictEqual(current.environment, fn.environment) ||
+        !isDeepStrictEqual(current.asyncInvoke, fn.asyncInvoke))
     );
   });

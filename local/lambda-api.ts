@@ -40,6 +40,8 @@ export interface LambdaBackend {
    * its context's `awsRequestId` is that one (the id of the log tail's START and REPORT lines).
    */
   invoke(name: string, event: unknown, log?: string[], requestId?: string): Promise<unknown>;
+  /** Queues an asynchronous invocation (`Event`): run now, retried as Lambda retries it. */
+  invokeAsync(name: string, event: unknown): void;
   /** The file the function's log is written to, when the runtime keeps one. */
   logFile?(name: string): string | undefined;
 }
@@ -224,9 +226,10 @@ export const answerLambda = async (
     const version = { 'x-amz-executed-version': '$LATEST' };
     if (type === 'DryRun') return json(res, 204, {}, version);
     if (type === 'Event') {
-      // Asynchronous: accepted now, run in the background; a failure is the function's to log.
-      backend.invoke(fn.name, event).catch(() => undefined);
-      res.writeHead(202, version);
+      // Accepted now and run in the background, a failure retried as the function's event
+      // invoke config allows; what it throws is in its log.
+      backend.invokeAsync(fn.name, event);
+      res.writeHead(202, { ...version, 'x-amzn-requestid': randomUUID() });
       return void res.end();
     }
     const tail = String(req.headers['x-amz-log-type'] ?? 'None') === 'Tail';

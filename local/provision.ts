@@ -12,7 +12,13 @@ import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-s
 import type { AwsClients } from '../adapters/clients.ts';
 import { environmentRefusal } from './lambda-quotas.ts';
 import { createOrKeepTable, tableInput } from './provision-table.ts';
-import { type LocalSchedule, scheduledRules } from './rules.ts';
+import {
+  type AsyncInvokeConfig,
+  asyncInvokeConfigs,
+  LAMBDA_ASYNC_DEFAULTS,
+  type LocalSchedule,
+  scheduledRules,
+} from './rules.ts';
 import {
   type PhysicalResource,
   type ResolveContext,
@@ -59,6 +65,8 @@ export interface LocalFunction {
   readonly codeSha256: string;
   /** When the runtime took this code and configuration (ISO 8601), as Lambda's `LastModified`. */
   readonly lastModified: string;
+  /** How Lambda retries its asynchronous invocations (its `$LATEST` event invoke config). */
+  readonly asyncInvoke: AsyncInvokeConfig;
 }
 
 export interface ProvisionedStack {
@@ -298,6 +306,10 @@ const functionsOf = (
       attributes: { Arn: `arn:aws:lambda:${region}:${LOCAL_ACCOUNT}:function:${name}` },
     });
   }
+  const asyncConfigs = asyncInvokeConfigs(
+    Object.entries(template.Resources),
+    functionEntries.map(([id]) => id),
+  );
   const functions: LocalFunction[] = [];
   for (const [id, resource] of functionEntries) {
     // Asset metadata is written when the CLI synthesizes; otherwise the code's S3 key names the asset.
@@ -331,6 +343,7 @@ const functionsOf = (
       memoryMb: Number(resource.Properties.MemorySize ?? 128),
       codeSha256: createHash('sha256').update(readFileSync(handlerFile)).digest('base64'),
       lastModified,
+      asyncInvoke: asyncConfigs.get(id) ?? LAMBDA_ASYNC_DEFAULTS,
     });
   }
   return functions;

@@ -1,9 +1,9 @@
 /**
- * A template's EventBridge rules that run its functions on a schedule, read as EventBridge and
- * Lambda run them: the schedule expression (`rate(…)` or `cron(…)`, refused as `PutRule` would
- * refuse it), what each target is sent (the scheduled event, a constant `Input`, or the part of
- * the event an `InputPath` names), and how Lambda retries the asynchronous invocation (the
- * function's `AWS::Lambda::EventInvokeConfig`: twice by default, within six hours).
+ * A template's EventBridge rules that run its functions on a schedule, read as EventBridge runs
+ * them: the schedule expression (`rate(…)` or `cron(…)`, refused as `PutRule` would refuse it)
+ * and what each target is sent (the scheduled event, a constant `Input`, or the part of the
+ * event an `InputPath` names); and how Lambda retries a function's asynchronous invocations
+ * (its `AWS::Lambda::EventInvokeConfig`: twice by default, within six hours).
  */
 import { parseScheduleExpression, type ScheduleExpression } from './schedule-expression.ts';
 import { referencesOf } from './template.ts';
@@ -43,7 +43,6 @@ export interface LocalSchedule {
   readonly functionLogicalId: string;
   readonly expression: ScheduleExpression;
   readonly input: TargetInput;
-  readonly asyncInvoke: AsyncInvokeConfig;
   readonly enabled: boolean;
 }
 
@@ -107,7 +106,7 @@ const targetInput = (
 };
 
 /** Each function's `$LATEST` event invoke config, by the function's logical id. */
-const asyncInvokeConfigs = (resources: Entries, functionIds: readonly string[]) => {
+export const asyncInvokeConfigs = (resources: Entries, functionIds: readonly string[]) => {
   const configs = new Map<string, AsyncInvokeConfig>();
   for (const [, resource] of resources.filter(
     ([, r]) => r.Type === 'AWS::Lambda::EventInvokeConfig',
@@ -137,7 +136,6 @@ export const scheduledRules = (
   functionIds: readonly string[],
   options: { readonly stackName: string; readonly resolveValue: (value: unknown) => unknown },
 ): ScheduledRules => {
-  const configs = asyncInvokeConfigs(resources, functionIds);
   const schedules: LocalSchedule[] = [];
   const notRun: string[] = [];
   for (const [id, resource] of resources.filter(([, r]) => r.Type === 'AWS::Events::Rule')) {
@@ -164,7 +162,6 @@ export const scheduledRules = (
         functionLogicalId,
         expression,
         input,
-        asyncInvoke: configs.get(functionLogicalId) ?? LAMBDA_ASYNC_DEFAULTS,
         enabled: p.State === undefined || p.State === 'ENABLED',
       });
     }

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { AwsClients } from '../adapters/clients.ts';
 import { queueDepth } from '../adapters/sqs.ts';
+import { type AsyncInvocations, type AsyncOutcome, asyncInvocations } from './async-invocations.ts';
 import { adminClients } from './clients.ts';
 import type { RunningDynamoLocal } from './dynamodb-local.ts';
 import { type EdgeCall, type Emulators, LOCAL_CREDENTIALS, startEmulators } from './emulators.ts';
@@ -21,7 +22,8 @@ import {
   type ProvisionedStack,
   provisionStack,
 } from './provision.ts';
-import { type RuleRunner, type ScheduledOutcome, startRuleRunner } from './rule-runner.ts';
+import { startRuleRunner } from './rule-runner.ts';
+import { LAMBDA_ASYNC_DEFAULTS } from './rules.ts';
 import { type BatchReport, SqsPoller } from './sqs-poller.ts';
 import { loadStack } from './template.ts';
 
@@ -46,8 +48,11 @@ export interface LocalRuntimeOptions {
    * `runSchedule` goes back to its caller alone, which reports it (told here too, it would be
    * printed twice).
    */
-  readonly onScheduled?: (fn: LocalFunction, outcome: ScheduledOutcome) => void;
-  /** Lambda's waits before it retries a failed asynchronous invocation. Default 60 and 120 s. */
+  readonly onScheduled?: (fn: LocalFunction, outcome: AsyncOutcome) => void;
+  /**
+   * Lambda's waits before it retries a failed asynchronous invocation (a rule's run, an `Event`
+   * invocation). Default 60 and 120 s.
+   */
   readonly asyncRetryDelaysMs?: readonly number[];
   /** Told about every call a function made through the edge that took effect (status < 300). */
   readonly onCall?: (call: EdgeCall, fn: LocalFunction) => void;
@@ -141,13 +146,13 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   const runtimeId = Math.random().toString(36).slice(2, 8).toUpperCase();
 
   const pollers = new Map<string, SqsPoller>();
-  let scheduler: RuleRunner | undefined;
+  let asyncRuns: AsyncInvocations | undefined;
   const logs = functionLogs(options.logDir);
   let pool: EnvironmentPool | undefined;
   let unregisterFunctions = () => {};
   let removeHooks = () => {};
   const shutdown = async () => {
-    scheduler?.stop();
+    asyncRuns?.stop();
     unregisterFunctions();
     await Promise.all([...pollers.values()].map((p) => p.stop()));
     await pool?.dispose();
@@ -266,18 +271,24 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       if (!fn) throw new Error(`no function ${name} in ${stack.stackName}`);
       return environments.run(fn.logicalId, (env) => env.invoke(event, log, requestId));
     };
+    const invocations = asyncInvocations({
+      invoke: (fn, event) => invoke(fn, event),
+      configOf: (id) =>
+        stack.functions.find((f) => f.logicalId === id)?.asyncInvoke ?? LAMBDA_ASYNC_DEFAULTS,
+      ...(options.asyncRetryDelaysMs ? { retryDelaysMs: options.asyncRetryDelaysMs } : {}),
+    });
+    asyncRuns = invocations;
     const ruleRunner = startRuleRunner({
       schedules: stack.schedules,
       region: emulators.region,
       account: LOCAL_ACCOUNT,
+      invocations,
       invoke: (fn, event) => invoke(fn, event),
-      ...(options.asyncRetryDelaysMs ? { retryDelaysMs: options.asyncRetryDelaysMs } : {}),
       report: (schedule, outcome) => {
         const fn = stack.functions.find((f) => f.logicalId === schedule.functionLogicalId);
         if (fn) options.onScheduled?.(fn, outcome);
       },
     });
-    scheduler = ruleRunner;
 
     // The edge answers Lambda's API for this stack's functions until the runtime stops.
     unregisterFunctions = emulators.registerFunctions({
@@ -308,6 +319,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         ];
       }),
       invoke,
+      invokeAsync: (name, event) => {
+        const fn = stack.functions.find((f) => f.name === name || f.logicalId === name);
+        if (fn) invocations.enqueue(fn.logicalId, event);
+      },
       logFile: logs.fileOf,
     });
     const update = async (assemblyDir: string): Promise<StackUpdate> => {

@@ -125,7 +125,12 @@ describe('provisioning from the synthesized template', () => {
     // The scheduled rules: the pending watcher and the finalizer, every 5 minutes, each run
     // tried once (the functions' event invoke configs turn Lambda's async retries off).
     expect(
-      stack.schedules.map((s) => [s.expression.text, s.input, s.asyncInvoke, s.ruleName]),
+      stack.schedules.map((s) => [
+        s.expression.text,
+        s.input,
+        stack.functions.find((f) => f.logicalId === s.functionLogicalId)?.asyncInvoke,
+        s.ruleName,
+      ]),
     ).toEqual(
       ['WatchPending', 'FinalizeHours'].map((id) => [
         'rate(5 minutes)',
@@ -134,6 +139,10 @@ describe('provisioning from the synthesized template', () => {
         expect.stringMatching(new RegExp(`^${stack.stackName}-${id}Schedule`)),
       ]),
     );
+    // The queue-triggered functions are invoked synchronously: Lambda's defaults, unused.
+    expect(
+      stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'))?.asyncInvoke,
+    ).toEqual({ maximumRetryAttempts: 2, maximumEventAgeSeconds: 21_600 });
     expect(stack.notEmulated).not.toContain('AWS::Events::Rule');
     expect(stack.notEmulated).not.toContain('AWS::Lambda::EventInvokeConfig');
     expect(stack.notRun).toEqual([]);

@@ -2,15 +2,18 @@
  * EventBridge rules run by the local runtime as EventBridge and Lambda run them: a cron rule on
  * the minute it names, its target sent the scheduled event or a constant input, a failed run
  * retried by "Lambda" with the same event as often as the function's event invoke config allows,
- * and a rule the runtime does not run named rather than silently ignored. The assembly is
- * written by hand: two functions that record the events they get, the first one failing once.
+ * and a rule the runtime does not run named rather than silently ignored; an `Event` invocation
+ * of the Invoke API retried the same way. The assembly is written by hand: functions that record
+ * the events they get, two of them failing their first invocation.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { AsyncOutcome } from '../../local/async-invocations.ts';
+import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
-import type { ScheduledOutcome } from '../../local/rule-runner.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { writeHandAssembly } from '../support/assembly.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
@@ -52,6 +55,8 @@ const writeAssembly = (stackName: string, rules: Record<string, unknown>) => {
         Work: { Type: 'AWS::SQS::Queue', Properties: {} },
         Flaky: fn({ EVENTS_FILE: join(dir, 'flaky.ndjson'), FAIL_FIRST: '1' }),
         Steady: fn({ EVENTS_FILE: join(dir, 'steady.ndjson') }),
+        // No event invoke config: Lambda's defaults, two retries.
+        Once: fn({ EVENTS_FILE: join(dir, 'once.ndjson'), FAIL_FIRST: '1' }),
         FlakyAsync: {
           Type: 'AWS::Lambda::EventInvokeConfig',
           Properties: {
@@ -109,7 +114,7 @@ describe('scheduled rules in the local runtime', () => {
         Properties: { EventPattern: { source: ['aws.s3'] }, Targets: target('Steady') },
       },
     });
-    const outcomes: [string, ScheduledOutcome][] = [];
+    const outcomes: [string, AsyncOutcome][] = [];
     const runtime = await startLocalRuntime({
       assemblyDir: assembly,
       emulators: emulators(),
@@ -144,6 +149,35 @@ describe('scheduled rules in the local runtime', () => {
     expect(String((first as { time: string }).time)).toMatch(/:00Z$/);
     const queueUrl = runtime.stack.queues.find((q) => q.logicalId === 'Work')?.url;
     expect(events(dir, 'steady.ndjson')[0]).toEqual({ queue: queueUrl });
+  });
+
+  it('retries a failed Event invocation of the Invoke API with the same event, as Lambda does', async () => {
+    const { assembly, dir } = writeAssembly(uniqueName('async'), {});
+    const runtime = await startLocalRuntime({
+      assemblyDir: assembly,
+      emulators: emulators(),
+      asyncRetryDelaysMs: [200, 400],
+    });
+    runtimes.push(runtime);
+    const lambda = new LambdaClient({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    const answer = await lambda.send(
+      new InvokeCommand({
+        FunctionName: runtime.stack.functions.find((f) => f.logicalId === 'Once')?.name,
+        InvocationType: 'Event',
+        Payload: JSON.stringify({ order: 1001 }),
+      }),
+    );
+    expect(answer.StatusCode).toBe(202);
+    expect(answer.$metadata.requestId).toEqual(expect.any(String));
+    await waitFor(async () => events(dir, 'once.ndjson').length === 2, {
+      timeoutMs: DEADLINE_MS,
+      what: 'the failed invocation to be retried',
+    });
+    expect(events(dir, 'once.ndjson')).toEqual([{ order: 1001 }, { order: 1001 }]);
   });
 
   it('refuses to start a stack whose schedule expression EventBridge would refuse', async () => {

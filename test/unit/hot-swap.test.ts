@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { changedFunctions, changesNeedingRestart } from '../../local/hot-swap.ts';
 import type { LocalFunction } from '../../local/provision.ts';
+import { LAMBDA_ASYNC_DEFAULTS } from '../../local/rules.ts';
 import type { Template } from '../../local/template.ts';
 import { describeWatchEvent } from '../../local/watch.ts';
 
@@ -81,17 +82,19 @@ const fn = (overrides: Partial<LocalFunction> = {}): LocalFunction => ({
   memoryMb: 512,
   codeSha256: 'aaa=',
   lastModified: '2026-12-05T10:00:00.000Z',
+  asyncInvoke: LAMBDA_ASYNC_DEFAULTS,
   ...overrides,
 });
 
 describe('which functions a new synthesis updates', () => {
-  it('takes a function whose code, handler, environment, timeout or memory differ', () => {
+  it('takes a function whose code, handler, environment, timeout, memory or async retries differ', () => {
     for (const change of [
       { codeSha256: 'bbb=' },
       { handlerExport: 'run' },
       { environment: { TABLE: 'stack-Things', LEVEL: 'DEBUG' } },
       { timeoutSeconds: 60 },
       { memoryMb: 1024 },
+      { asyncInvoke: { maximumRetryAttempts: 0, maximumEventAgeSeconds: 300 } },
     ])
       expect(changedFunctions([fn()], [fn(change)])).toEqual([fn(change)]);
   });

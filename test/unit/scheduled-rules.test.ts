@@ -4,8 +4,15 @@
  * Timers are faked: a run a day away is reached at once.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type ScheduledOutcome, startRuleRunner } from '../../local/rule-runner.ts';
-import { LAMBDA_ASYNC_DEFAULTS, type LocalSchedule, scheduledRules } from '../../local/rules.ts';
+import { type AsyncOutcome, asyncInvocations } from '../../local/async-invocations.ts';
+import { startRuleRunner } from '../../local/rule-runner.ts';
+import {
+  type AsyncInvokeConfig,
+  asyncInvokeConfigs,
+  LAMBDA_ASYNC_DEFAULTS,
+  type LocalSchedule,
+  scheduledRules,
+} from '../../local/rules.ts';
 import { parseScheduleExpression } from '../../local/schedule-expression.ts';
 
 const FUNCTIONS = ['Fn', 'Other'];
@@ -60,28 +67,32 @@ describe('a template’s scheduled rules', () => {
     ]);
   });
 
-  it('takes Lambda’s async retries from the function’s $LATEST event invoke config, else its defaults', () => {
-    const { schedules } = read({
-      ForFn: rule({}),
-      ForOther: rule({ Targets: [{ Arn: { 'Fn::GetAtt': ['Other', 'Arn'] }, Id: 'T' }] }),
-      Config: {
-        Type: 'AWS::Lambda::EventInvokeConfig',
-        Properties: {
-          FunctionName: { Ref: 'Fn' },
-          Qualifier: '$LATEST',
-          MaximumRetryAttempts: 0,
-          MaximumEventAgeInSeconds: 300,
+  it('reads Lambda’s async retries from a function’s $LATEST event invoke config, whose defaults are Lambda’s', () => {
+    const configs = asyncInvokeConfigs(
+      Object.entries({
+        Config: {
+          Type: 'AWS::Lambda::EventInvokeConfig',
+          Properties: {
+            FunctionName: { Ref: 'Fn' },
+            Qualifier: '$LATEST',
+            MaximumRetryAttempts: 0,
+            MaximumEventAgeInSeconds: 300,
+          },
         },
-      },
-      // An alias's config is not the one a rule targeting the function's ARN gets.
-      AliasConfig: {
-        Type: 'AWS::Lambda::EventInvokeConfig',
-        Properties: { FunctionName: { Ref: 'Other' }, Qualifier: 'live', MaximumRetryAttempts: 1 },
-      },
-    });
-    expect(schedules.map((s) => [s.functionLogicalId, s.asyncInvoke])).toEqual([
+        // An alias's config is not the one an invocation of the function's ARN gets.
+        AliasConfig: {
+          Type: 'AWS::Lambda::EventInvokeConfig',
+          Properties: {
+            FunctionName: { Ref: 'Other' },
+            Qualifier: 'live',
+            MaximumRetryAttempts: 1,
+          },
+        },
+      }),
+      FUNCTIONS,
+    );
+    expect([...configs]).toEqual([
       ['Fn', { maximumRetryAttempts: 0, maximumEventAgeSeconds: 300 }],
-      ['Other', LAMBDA_ASYNC_DEFAULTS],
     ]);
     expect(LAMBDA_ASYNC_DEFAULTS).toEqual({
       maximumRetryAttempts: 2,
@@ -117,7 +128,7 @@ describe('a template’s scheduled rules', () => {
   });
 });
 
-describe('the rule runner', () => {
+describe('the rule runner and Lambda’s asynchronous invocations', () => {
   beforeEach(() => {
     vi.useFakeTimers({ now: Date.parse('2026-12-05T15:42:30Z') });
   });
@@ -132,28 +143,37 @@ describe('the rule runner', () => {
     ruleName: 'app-Rule',
     functionLogicalId: 'Fn',
     input: { kind: 'event' },
-    asyncInvoke: LAMBDA_ASYNC_DEFAULTS,
     enabled: true,
     ...o,
     expression: parseScheduleExpression(o.expression),
   });
 
-  /** Starts a runner whose function fails its first `failures` invocations. */
-  const run = (schedules: LocalSchedule[], failures = 0) => {
+  /**
+   * Starts a runner whose function fails its first `failures` invocations, with Lambda's
+   * retries as `config` says.
+   */
+  const run = (
+    schedules: LocalSchedule[],
+    failures = 0,
+    config: AsyncInvokeConfig = LAMBDA_ASYNC_DEFAULTS,
+  ) => {
     const calls: { at: string; event: unknown }[] = [];
-    const outcomes: ScheduledOutcome[] = [];
+    const outcomes: AsyncOutcome[] = [];
+    const invoke = async (_: string, event: unknown) => {
+      calls.push({ at: new Date().toISOString(), event });
+      if (calls.length <= failures) throw new Error(`failure ${calls.length}`);
+      return { ok: calls.length };
+    };
+    const invocations = asyncInvocations({ invoke, configOf: () => config });
     const runner = startRuleRunner({
       schedules,
       region: 'us-east-1',
       account: '000000000000',
-      invoke: async (_, event) => {
-        calls.push({ at: new Date().toISOString(), event });
-        if (calls.length <= failures) throw new Error(`failure ${calls.length}`);
-        return { ok: calls.length };
-      },
+      invocations,
+      invoke,
       report: (_, outcome) => outcomes.push(outcome),
     });
-    return { calls, outcomes, runner };
+    return { calls, outcomes, runner: { ...runner, stop: invocations.stop } };
   };
 
   it('runs a cron rule on the minutes it names and a rate rule every period from the start', async () => {
@@ -201,11 +221,8 @@ describe('the rule runner', () => {
 
   it('gives up after the retries the config allows, or once the event would be too old', async () => {
     /** The times an hourly rule's always-failing function is invoked within its first hour. */
-    const attempts = async (asyncInvoke: LocalSchedule['asyncInvoke']) => {
-      const { calls, runner } = run(
-        [schedule({ expression: 'cron(0 * * * ? *)', asyncInvoke })],
-        5,
-      );
+    const attempts = async (config: AsyncInvokeConfig) => {
+      const { calls, runner } = run([schedule({ expression: 'cron(0 * * * ? *)' })], 5, config);
       await vi.advanceTimersByTimeAsync(60 * 60_000);
       runner.stop();
       return calls.map((c) => c.at);
