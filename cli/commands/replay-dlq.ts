@@ -19,12 +19,23 @@ const QUEUE_OUTPUTS: Record<QueueName, { source: string; dlq: string; dlqUrl: st
   aggregate: { source: 'AggregateQueueArn', dlq: 'AggregateDlqArn', dlqUrl: 'AggregateDlqUrl' },
 };
 
-export interface DlqReplayIo {
+export interface DlqReplayOptions {
+  /**
+   * At most this many messages a second (SQS's `MaxNumberOfMessagesPerSecond`, up to 500), so
+   * that a large DLQ redriven after an incident does not flood what the queue feeds. Default:
+   * SQS's own pace, which starts slow and rises.
+   */
+  readonly rate?: number;
+  /** How long to wait for the move, beyond the time the rate itself takes. Default 10 minutes. */
+  readonly timeoutMs?: number;
   /** Messages moved so far, of those the current task set out to move. */
   readonly onProgress?: (moved: number, total: number) => void;
   /** What the replay waits for (in-flight messages to become visible again). */
   readonly onNote?: (text: string) => void;
 }
+
+/** SQS's bound on `MaxNumberOfMessagesPerSecond`. */
+export const MAX_MOVE_RATE = 500;
 
 export interface DlqReplay {
   readonly moved: number;
@@ -47,8 +58,7 @@ export interface DlqReplay {
 export const replayDlq = async (
   target: Target,
   queue: QueueName,
-  io: DlqReplayIo = {},
-  timeoutMs = 600_000,
+  io: DlqReplayOptions = {},
 ): Promise<DlqReplay> => {
   const names = QUEUE_OUTPUTS[queue];
   const dlqArn = target.output(names.dlq);
@@ -61,11 +71,14 @@ export const replayDlq = async (
       )
     ).Attributes?.VisibilityTimeout ?? 30,
   );
-  const deadline = Date.now() + timeoutMs;
   let moved = 0;
   let depth = await queueDepth(sqs, dlqUrl);
   if (depth.visible + depth.inFlight + depth.delayed === 0)
     return { moved: 0, status: 'EMPTY', remaining: depth };
+  // A capped rate makes the move itself take time: the wait grows with what there is to move.
+  const paced = io.rate ? ((depth.visible + depth.inFlight + depth.delayed) / io.rate) * 1000 : 0;
+  const timeoutMs = (io.timeoutMs ?? 600_000) + paced;
+  const deadline = Date.now() + timeoutMs;
   // Bounded: a message received again and again (a consumer still polling the DLQ) is reported.
   for (let round = 0; round < 5; round++) {
     if (depth.visible === 0 && depth.inFlight + depth.delayed > 0) {
@@ -83,6 +96,7 @@ export const replayDlq = async (
       new StartMessageMoveTaskCommand({
         SourceArn: dlqArn,
         DestinationArn: target.output(names.source),
+        ...(io.rate ? { MaxNumberOfMessagesPerSecond: io.rate } : {}),
       }),
     );
     moved += await awaitMoveTask(target, dlqArn, moved, deadline, timeoutMs, io);
@@ -109,7 +123,7 @@ const awaitMoveTask = async (
   before: number,
   deadline: number,
   timeoutMs: number,
-  io: DlqReplayIo,
+  io: DlqReplayOptions,
 ): Promise<number> => {
   for (;;) {
     const [task] =
@@ -131,7 +145,7 @@ const awaitMoveTask = async (
     }
     if (Date.now() > deadline)
       throw new CliError(
-        `the move task is still running after ${timeoutMs / 1000} s (moved ${before + moved})`,
+        `the move task is still running after ${Math.round(timeoutMs / 1000)} s (moved ${before + moved})`,
       );
     await delay(250);
   }
@@ -155,6 +169,14 @@ export const register = (replay: Command): void => {
         .default(100),
     )
     .option('--json', 'with --dry-run: print JSON')
+    .addOption(
+      new Option(
+        '--rate <n>',
+        `at most n messages a second (1–${MAX_MOVE_RATE}), so that a large DLQ does not flood the functions it feeds; default: SQS's own pace`,
+      )
+        .argParser(integer('messages a second', 1, MAX_MOVE_RATE))
+        .conflicts('dryRun'),
+    )
     .addHelpText(
       'after',
       [
@@ -162,39 +184,50 @@ export const register = (replay: Command): void => {
         'Examples:',
         '  npx onceflow replay dlq --dry-run',
         '  npx onceflow replay dlq --queue orders && npx onceflow drain',
+        '  npx onceflow replay dlq --rate 50',
       ].join('\n'),
     )
     .action(
-      run(async (o: { queue: QueueName; dryRun?: boolean; limit: number; json?: boolean }) => {
-        const t = await target();
-        if (o.dryRun) {
-          const entries = await peekDlq(t, t.output(QUEUE_OUTPUTS[o.queue].dlqUrl), o.limit);
-          if (o.json) json(entries);
-          else if (entries.length === 0) console.log(`the ${o.queue} DLQ is empty`);
-          else {
-            console.log(dlqTable(entries));
-            console.log(
-              `${counted(entries.length, 'message')} read and left in the ${o.queue} DLQ; moved back, a batch the ledger shows applied changes nothing`,
-            );
+      run(
+        async (o: {
+          queue: QueueName;
+          dryRun?: boolean;
+          limit: number;
+          json?: boolean;
+          rate?: number;
+        }) => {
+          const t = await target();
+          if (o.dryRun) {
+            const entries = await peekDlq(t, t.output(QUEUE_OUTPUTS[o.queue].dlqUrl), o.limit);
+            if (o.json) json(entries);
+            else if (entries.length === 0) console.log(`the ${o.queue} DLQ is empty`);
+            else {
+              console.log(dlqTable(entries));
+              console.log(
+                `${counted(entries.length, 'message')} read and left in the ${o.queue} DLQ; moved back, a batch the ledger shows applied changes nothing`,
+              );
+            }
+            return 0;
           }
-          return 0;
-        }
-        const bar = progress(`moving ${o.queue} DLQ`);
-        const result = await replayDlq(t, o.queue, {
-          onProgress: bar.update,
-          onNote: (text) => console.error(text),
-        }).finally(() => bar.stop());
-        if (result.status === 'EMPTY') {
-          console.log(`the ${o.queue} DLQ is empty`);
-          return 0;
-        }
-        console.log(`moved ${counted(result.moved, 'message')} back to the ${o.queue} queue`);
-        if (!result.reason) return 0;
-        const { visible, inFlight, delayed } = result.remaining;
-        console.error(
-          `✘ ${visible + inFlight + delayed} message(s) remain in the ${o.queue} DLQ (${visible} visible, ${inFlight} in flight, ${delayed} delayed): ${result.reason}`,
-        );
-        return 1;
-      }),
+          if (o.rate) console.error(`moving at most ${counted(o.rate, 'message')} a second`);
+          const bar = progress(`moving ${o.queue} DLQ`);
+          const result = await replayDlq(t, o.queue, {
+            ...(o.rate ? { rate: o.rate } : {}),
+            onProgress: bar.update,
+            onNote: (text) => console.error(text),
+          }).finally(() => bar.stop());
+          if (result.status === 'EMPTY') {
+            console.log(`the ${o.queue} DLQ is empty`);
+            return 0;
+          }
+          console.log(`moved ${counted(result.moved, 'message')} back to the ${o.queue} queue`);
+          if (!result.reason) return 0;
+          const { visible, inFlight, delayed } = result.remaining;
+          console.error(
+            `✘ ${visible + inFlight + delayed} message(s) remain in the ${o.queue} DLQ (${visible} visible, ${inFlight} in flight, ${delayed} delayed): ${result.reason}`,
+          );
+          return 1;
+        },
+      ),
     );
 };

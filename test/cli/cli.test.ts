@@ -5,6 +5,7 @@ import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   DeleteQueueCommand,
+  ListMessageMoveTasksCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
@@ -363,9 +364,17 @@ describe('onceflow against the local stack', () => {
     expect((await s.cli('replay', 'dlq', '--dry-run')).stdout).toMatch(
       /batch make-orders-1\s+│ applied/,
     );
-    const replayed = await s.cli('replay', 'dlq', '--queue', 'orders');
-    expect(replayed.code).toBe(0);
+    // Paced, as after an incident with a large DLQ: the move task carries the rate.
+    const replayed = await s.cli('replay', 'dlq', '--queue', 'orders', '--rate', '2');
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(replayed.stderr).toContain('moving at most 2 messages a second');
     expect(replayed.stdout).toContain('moved 4 messages back to the orders queue');
+    const tasks = await s.runtime.clients.sqs.send(
+      new ListMessageMoveTasksCommand({ SourceArn: s.outputs.OrdersDlqArn }),
+    );
+    expect(tasks.Results?.map((t) => [t.Status, t.MaxNumberOfMessagesPerSecond])).toEqual([
+      ['COMPLETED', 2],
+    ]);
     await s.cli('drain');
     expect(await s.views.orders()).toEqual(expectedOrders());
     expect(essence(await s.views.hourly())).toEqual(expectedHourly());
@@ -924,6 +933,12 @@ describe('onceflow errors and help', () => {
     const limit = await onceflow(['replay', 'dlq', '--dry-run', '--limit', '2.5']);
     expect(limit.code).toBe(1);
     expect(limit.stderr).toContain("argument '2.5' is invalid. a count: a whole number, not 2.5");
+    const rate = await onceflow(['replay', 'dlq', '--rate', '501']);
+    expect(rate.code).toBe(1);
+    expect(rate.stderr).toContain("argument '501' is invalid. messages a second between 1 and 500");
+    const paced = await onceflow(['replay', 'dlq', '--dry-run', '--rate', '5']);
+    expect(paced.code).toBe(1);
+    expect(paced.stderr).toContain("option '--rate <n>' cannot be used with option '--dry-run'");
     const unreachable = await onceflow([
       '--target',
       'localstack',
