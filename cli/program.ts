@@ -35,6 +35,19 @@ export const inFlightOption = () =>
     'SendMessageBatch requests at once (faster, in no particular order; default 1, in order)',
   ).argParser(number('a count', 1, 64));
 
+/** `--rate n` of the commands that send bodies: what they hand SQS, at most, each second. */
+export const rateOption = () =>
+  new Option(
+    '--rate <n>',
+    'messages a second at most, so that a large send or replay does not flood the functions (default: as fast as SQS takes them)',
+  ).argParser(number('messages a second', 0.1));
+
+/** How the commands that send bodies pace them, from their `--rate` and `--in-flight`. */
+export const paceOf = (o: { readonly rate?: number; readonly inFlight?: number }) => ({
+  ...(o.rate ? { rate: o.rate } : {}),
+  ...(o.inFlight ? { inFlight: o.inFlight } : {}),
+});
+
 export const program = new Command('onceflow')
   .description('Operate an onceflow pipeline: on the local stack (default), LocalStack or AWS.')
   .addOption(

@@ -9,7 +9,7 @@ import { type Command, Option } from 'commander';
 import * as v from 'valibot';
 import { counted, terminalSafe } from '../../local/render.ts';
 import { resentBatchId } from '../../shared/late-policy.ts';
-import { inFlightOption, run, target } from '../program.ts';
+import { inFlightOption, paceOf, rateOption, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import { parseInstant } from './interval.ts';
 import { listRejects } from './rejects.ts';
@@ -71,6 +71,7 @@ export const replayRejects = async (
     readonly sinceMs?: number;
     readonly dryRun?: boolean;
     readonly inFlight?: number;
+    readonly rate?: number;
     /** Told what the operator should know but does not stop the replay. */
     readonly warn?: (message: string) => void;
   } = {},
@@ -86,7 +87,7 @@ export const replayRejects = async (
   const { sent, refused } = await sendLines(
     t,
     resends.map((r) => r.body),
-    options.inFlight ? { inFlight: options.inFlight } : {},
+    paceOf(options),
   );
   return {
     parts,
@@ -108,6 +109,7 @@ export const register = (replay: Command): void => {
     )
     .option('--since <time>', 'only messages sent at or after this RFC 3339 time or date')
     .option('--dry-run', 'list what would be sent, and under which batch id, without sending')
+    .addOption(rateOption())
     .addOption(inFlightOption())
     .addHelpText(
       'after',
@@ -121,12 +123,13 @@ export const register = (replay: Command): void => {
           since?: string;
           dryRun?: boolean;
           inFlight?: number;
+          rate?: number;
         }) => {
           const t = await target();
           const result = await replayRejects(t, o.reason, {
             ...(o.since === undefined ? {} : { sinceMs: parseInstant('--since', o.since) }),
             ...(o.dryRun ? { dryRun: true } : {}),
-            ...(o.inFlight ? { inFlight: o.inFlight } : {}),
+            ...paceOf(o),
             warn: (message) => console.error(terminalSafe(`warning: ${message}`)),
           });
           if (o.dryRun) {

@@ -8,7 +8,15 @@ import { mapLimit } from '../../shared/concurrency.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
 import { BatchIdSchema } from '../../shared/schema.ts';
 import { formatHour, hoursBetween } from '../../shared/time.ts';
-import { bannedIdReason, inFlightOption, progress, run, target } from '../program.ts';
+import {
+  bannedIdReason,
+  inFlightOption,
+  paceOf,
+  progress,
+  rateOption,
+  run,
+  target,
+} from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import { type Interval, parseInstant, parseInterval } from './interval.ts';
 import { register as registerDlqReplay } from './replay-dlq.ts';
@@ -44,6 +52,8 @@ export interface ReplayOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** SendMessageBatch requests in flight; default 1, in the selection's order (see sendBodies). */
   readonly inFlight?: number;
+  /** Messages a second at most; default as fast as SQS takes them. */
+  readonly rate?: number;
   /**
    * Archived batches read, then sent, at a time: what the replay holds in memory (at most this
    * many bodies of up to the queue's 1 MiB). Default 160.
@@ -96,7 +106,7 @@ export const replayArchive = async (
     }
     const bodies = found.map((f) => f.body);
     const sent = await sendLines(target, bodies, {
-      ...(options.inFlight ? { inFlight: options.inFlight } : {}),
+      ...paceOf(options),
       ...(onProgress ? { onProgress: (done) => onProgress(start + done, keys.length) } : {}),
     });
     batches += sent.sent;
@@ -141,10 +151,11 @@ export const register = (program: Command): void => {
       '--batch-id <ids...>',
       'also these batches, by the archive key their ledger entries name (sent first, in this order)',
     )
+    .addOption(rateOption())
     .addOption(inFlightOption())
     .addHelpText(
       'after',
-      '\nExamples:\n  npx onceflow replay archive --from 2026-10-01 --to 2026-10-02\n' +
+      '\nExamples:\n  npx onceflow replay archive --from 2026-10-01 --to 2026-10-02 --rate 100\n' +
         '  npx onceflow replay archive --received-from 2026-12-01T03:00:00Z --pending\n' +
         '  npx onceflow replay archive --batch-id b-2026-10-01-0042 b-2026-10-01-0043',
     )
@@ -158,6 +169,7 @@ export const register = (program: Command): void => {
           pending?: boolean;
           batchId?: string[];
           inFlight?: number;
+          rate?: number;
         }) => {
           const interval = parseInterval(o.from, o.to, false);
           const receivedFromMs =
@@ -184,7 +196,7 @@ export const register = (program: Command): void => {
               ...(o.pending ? { pending: true } : {}),
               ...(batchIds.length > 0 ? { batchIds } : {}),
             },
-            { onProgress: bar.update, ...(o.inFlight ? { inFlight: o.inFlight } : {}) },
+            { onProgress: bar.update, ...paceOf(o) },
           );
           bar.stop();
           console.log(`re-sent ${counted(result.batches, 'archived batch', 'archived batches')}`);

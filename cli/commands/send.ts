@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { queueMessageLimit, sendBodies } from '../../adapters/sqs.ts';
 import { counted } from '../../local/render.ts';
-import { inFlightOption, number, progress, run, target } from '../program.ts';
+import { inFlightOption, paceOf, progress, rateOption, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 
 export interface SendOptions {
@@ -69,7 +69,7 @@ export const register = (program: Command): void => {
     .command('send')
     .description('send each line of an NDJSON file as one SQS message body to the orders queue')
     .argument('<file>', 'NDJSON file, one order batch (or any body) per line; - for stdin')
-    .option('--rate <n>', 'messages per second at most', number('a rate', 0.1))
+    .addOption(rateOption())
     .addOption(inFlightOption())
     .addHelpText(
       'after',
@@ -82,8 +82,7 @@ export const register = (program: Command): void => {
         const t = await target();
         const bar = progress('sending');
         const { sent, refused } = await sendLines(t, bodies, {
-          ...(options.rate ? { rate: options.rate } : {}),
-          ...(options.inFlight ? { inFlight: options.inFlight } : {}),
+          ...paceOf(options),
           onProgress: bar.update,
         });
         bar.stop();

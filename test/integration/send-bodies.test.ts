@@ -93,6 +93,28 @@ describe('sending bodies', () => {
     expect(await receiveAll(sqs, url, bodies.length)).toEqual(bodies);
   });
 
+  it('keeps to the rate asked: no request leaves before its entries’ share of the time', async () => {
+    const { sqs } = createAdminClients();
+    const url = await queue(sqs);
+    const starts: number[] = [];
+    sqs.middlewareStack.add(
+      (next) => async (args) => {
+        starts.push(performance.now());
+        return next(args);
+      },
+      { step: 'initialize', name: 'requestStarts' },
+    );
+    const began = performance.now();
+    const { sent } = await sendBodies(sqs, url, bodies.slice(0, 30), { rate: 20 });
+    expect(sent).toBe(30);
+    // 20 a second: the requests of 10 leave after 0.5, 1 and 1.5 s at the earliest (a busy
+    // machine can only make them later).
+    // (Timers round to the millisecond: 2 ms of slack.)
+    expect(starts).toHaveLength(3);
+    for (const [i, t] of starts.entries())
+      expect(t - began, `request ${i + 1}`).toBeGreaterThanOrEqual((i + 1) * 500 - 2);
+  });
+
   it('refuses several requests in flight for a FIFO queue, whose groups need their order', async () => {
     const { sqs } = createAdminClients();
     const url = await queue(sqs, true);
