@@ -46,7 +46,9 @@ export interface LambdaBackend {
   logFile?(name: string): string | undefined;
 }
 
-export const isLambdaRequest = (req: IncomingMessage) => (req.url ?? '').startsWith('/2015-03-31/');
+/** Lambda's API paths: most under 2015-03-31, the event invoke configs under 2019-09-25. */
+export const isLambdaRequest = (req: IncomingMessage) =>
+  /^\/(2015-03-31|2019-09-25)\//.test(req.url ?? '');
 
 const arnOf = (region: string, fn: LocalFunction) =>
   `arn:aws:lambda:${region}:${ACCOUNT}:function:${fn.name}`;
@@ -210,6 +212,25 @@ export const answerLambda = async (
     return json(res, 200, { Configuration: configuration, Code: { RepositoryType: 'S3' } });
   }
   if (req.method === 'GET' && sub === 'configuration') return json(res, 200, configuration);
+  if (req.method === 'GET' && sub === 'event-invoke-config') {
+    // The template's AWS::Lambda::EventInvokeConfig of $LATEST, as GetFunctionEventInvokeConfig.
+    const qualifier = url.searchParams.get('Qualifier') ?? '$LATEST';
+    const arn = `${arnOf(backend.region, fn)}:${qualifier}`;
+    if (qualifier !== '$LATEST' || !fn.asyncInvoke)
+      return error(
+        res,
+        404,
+        'ResourceNotFoundException',
+        `The function ${arn} doesn't have an EventInvokeConfig`,
+      );
+    return json(res, 200, {
+      LastModified: Date.parse(fn.lastModified) / 1000,
+      FunctionArn: arn,
+      MaximumRetryAttempts: fn.asyncInvoke.maximumRetryAttempts,
+      MaximumEventAgeInSeconds: fn.asyncInvoke.maximumEventAgeSeconds,
+      DestinationConfig: { OnSuccess: {}, OnFailure: {} },
+    });
+  }
   if (req.method === 'POST' && sub === 'invocations') {
     const type = String(req.headers['x-amz-invocation-type'] ?? 'RequestResponse');
     const limit = type === 'Event' ? ASYNC_INVOKE_PAYLOAD_BYTES : INVOKE_PAYLOAD_BYTES;

@@ -15,7 +15,6 @@ import { createOrKeepTable, tableInput } from './provision-table.ts';
 import {
   type AsyncInvokeConfig,
   asyncInvokeConfigs,
-  LAMBDA_ASYNC_DEFAULTS,
   type LocalSchedule,
   scheduledRules,
 } from './rules.ts';
@@ -65,8 +64,11 @@ export interface LocalFunction {
   readonly codeSha256: string;
   /** When the runtime took this code and configuration (ISO 8601), as Lambda's `LastModified`. */
   readonly lastModified: string;
-  /** How Lambda retries its asynchronous invocations (its `$LATEST` event invoke config). */
-  readonly asyncInvoke: AsyncInvokeConfig;
+  /**
+   * How Lambda retries its asynchronous invocations: its `$LATEST` event invoke config; none,
+   * Lambda's defaults (`LAMBDA_ASYNC_DEFAULTS`).
+   */
+  readonly asyncInvoke?: AsyncInvokeConfig;
 }
 
 export interface ProvisionedStack {
@@ -343,7 +345,7 @@ const functionsOf = (
       memoryMb: Number(resource.Properties.MemorySize ?? 128),
       codeSha256: createHash('sha256').update(readFileSync(handlerFile)).digest('base64'),
       lastModified,
-      asyncInvoke: asyncConfigs.get(id) ?? LAMBDA_ASYNC_DEFAULTS,
+      ...(asyncConfigs.has(id) ? { asyncInvoke: asyncConfigs.get(id) } : {}),
     });
   }
   return functions;

@@ -1,7 +1,8 @@
 /**
  * Lambda's API on the local edge, driven by the AWS SDK's own Lambda client: the stack's
  * functions listed and described, invoked with an SQS event (their partial batch response comes
- * back), a thrown error reported as Lambda reports it, a trigger paused and resumed, the AWS
+ * back), a thrown error reported as Lambda reports it, a trigger paused and resumed, a
+ * function's event invoke config (how Lambda retries its asynchronous invocations), the AWS
  * CLI when the machine has it, and a service the edge does not serve refused by name.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { CloudWatchClient, ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
 import {
   GetFunctionConfigurationCommand,
+  GetFunctionEventInvokeConfigCommand,
   InvokeCommand,
   LambdaClient,
   ListEventSourceMappingsCommand,
@@ -66,30 +68,46 @@ reportMissingAwsCli('its Lambda test is');
 const aws = (...args: string[]) => awsCli(runtime, ...args);
 
 describe('Lambda’s API on the local edge', () => {
-  it.skipIf(!awsCliVersion)('answers the AWS CLI’s lambda list-functions and invoke', async () => {
-    const listed = await aws('lambda', 'list-functions', '--output', 'json');
-    expect(listed.status, listed.stderr).toBe(0);
-    expect(listed.stdout).toContain(ingestName());
-    const out = join(mkdtempSync(join(tmpdir(), 'onceflow-aws-')), 'out.json');
-    const event = JSON.stringify({ Records: [] });
-    // Version 2 reads --payload as base64 unless told otherwise; version 1 takes it raw.
-    const raw = awsCliVersion?.startsWith('aws-cli/1.')
-      ? []
-      : ['--cli-binary-format', 'raw-in-base64-out'];
-    const invoked = await aws(
-      'lambda',
-      'invoke',
-      '--function-name',
-      ingestName(),
-      ...raw,
-      '--payload',
-      event,
-      out,
-    );
-    expect(invoked.status, invoked.stderr).toBe(0);
-    expect(JSON.parse(invoked.stdout)).toMatchObject({ StatusCode: 200 });
-    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({ batchItemFailures: [] });
-  });
+  it.skipIf(!awsCliVersion)(
+    'answers the AWS CLI’s lambda list-functions, invoke and get-function-event-invoke-config',
+    async () => {
+      const listed = await aws('lambda', 'list-functions', '--output', 'json');
+      expect(listed.status, listed.stderr).toBe(0);
+      expect(listed.stdout).toContain(ingestName());
+      const out = join(mkdtempSync(join(tmpdir(), 'onceflow-aws-')), 'out.json');
+      const event = JSON.stringify({ Records: [] });
+      // Version 2 reads --payload as base64 unless told otherwise; version 1 takes it raw.
+      const raw = awsCliVersion?.startsWith('aws-cli/1.')
+        ? []
+        : ['--cli-binary-format', 'raw-in-base64-out'];
+      const invoked = await aws(
+        'lambda',
+        'invoke',
+        '--function-name',
+        ingestName(),
+        ...raw,
+        '--payload',
+        event,
+        out,
+      );
+      expect(invoked.status, invoked.stderr).toBe(0);
+      expect(JSON.parse(invoked.stdout)).toMatchObject({ StatusCode: 200 });
+      expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({ batchItemFailures: [] });
+      const finalizer = runtime.stack.functions.find((f) =>
+        f.logicalId.startsWith('FinalizeHours'),
+      );
+      const config = await aws(
+        'lambda',
+        'get-function-event-invoke-config',
+        '--function-name',
+        finalizer?.name ?? '',
+        '--output',
+        'json',
+      );
+      expect(config.status, config.stderr).toBe(0);
+      expect(JSON.parse(config.stdout)).toMatchObject({ MaximumRetryAttempts: 0 });
+    },
+  );
 
   it('lists and describes the stack’s functions', async () => {
     const { Functions = [] } = await lambda.send(new ListFunctionsCommand({}));
@@ -100,6 +118,22 @@ describe('Lambda’s API on the local edge', () => {
     );
     expect(config).toMatchObject({ Runtime: 'nodejs24.x', State: 'Active' });
     expect(config.Environment?.Variables?.TABLE_NAME).toBe(runtime.stack.outputs.TableName);
+  });
+
+  it('answers a scheduled function’s event invoke config, and none for a queue’s function', async () => {
+    const finalizer = runtime.stack.functions.find((f) => f.logicalId.startsWith('FinalizeHours'));
+    const config = await lambda.send(
+      new GetFunctionEventInvokeConfigCommand({ FunctionName: finalizer?.name }),
+    );
+    expect(config).toMatchObject({
+      FunctionArn: expect.stringMatching(new RegExp(`:function:${finalizer?.name}:\\$LATEST$`)),
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 300,
+    });
+    expect(config.LastModified).toBeInstanceOf(Date);
+    await expect(
+      lambda.send(new GetFunctionEventInvokeConfigCommand({ FunctionName: ingestName() })),
+    ).rejects.toThrow(/doesn't have an EventInvokeConfig/);
   });
 
   it('invokes a function with an SQS event and returns its partial batch response', async () => {

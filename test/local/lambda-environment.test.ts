@@ -10,7 +10,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InvocationError, LambdaEnvironment } from '../../local/lambda-environment.ts';
 import { RESPONSE_PAYLOAD_BYTES } from '../../local/lambda-quotas.ts';
 import { buildLambdaWorkerEntry } from '../../local/lambda-worker-entry.ts';
-import { LAMBDA_ASYNC_DEFAULTS } from '../../local/rules.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'onceflow-env-'));
 const handlerFile = join(dir, 'handler.mjs');
@@ -44,7 +43,6 @@ const environment = (timeoutSeconds: number, platform?: (text: string) => void) 
       environment: {},
       timeoutSeconds,
       memoryMb: 128,
-      asyncInvoke: LAMBDA_ASYNC_DEFAULTS,
       codeSha256: '',
       lastModified: new Date().toISOString(),
     },

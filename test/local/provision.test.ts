@@ -139,10 +139,10 @@ describe('provisioning from the synthesized template', () => {
         expect.stringMatching(new RegExp(`^${stack.stackName}-${id}Schedule`)),
       ]),
     );
-    // The queue-triggered functions are invoked synchronously: Lambda's defaults, unused.
+    // The queue-triggered functions are invoked synchronously: no config, Lambda's defaults.
     expect(
       stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'))?.asyncInvoke,
-    ).toEqual({ maximumRetryAttempts: 2, maximumEventAgeSeconds: 21_600 });
+    ).toBeUndefined();
     expect(stack.notEmulated).not.toContain('AWS::Events::Rule');
     expect(stack.notEmulated).not.toContain('AWS::Lambda::EventInvokeConfig');
     expect(stack.notRun).toEqual([]);

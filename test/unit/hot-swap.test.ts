@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { changedFunctions, changesNeedingRestart } from '../../local/hot-swap.ts';
 import type { LocalFunction } from '../../local/provision.ts';
-import { LAMBDA_ASYNC_DEFAULTS } from '../../local/rules.ts';
 import type { Template } from '../../local/template.ts';
 import { describeWatchEvent } from '../../local/watch.ts';
 
@@ -82,7 +81,6 @@ const fn = (overrides: Partial<LocalFunction> = {}): LocalFunction => ({
   memoryMb: 512,
   codeSha256: 'aaa=',
   lastModified: '2026-12-05T10:00:00.000Z',
-  asyncInvoke: LAMBDA_ASYNC_DEFAULTS,
   ...overrides,
 });
 
