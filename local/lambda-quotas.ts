@@ -87,3 +87,42 @@ export const environmentRefusal = (
   }
   return undefined;
 };
+
+/** What an SQS event source mapping is checked against, as `CreateEventSourceMapping` checks it. */
+export interface MappingCheck {
+  readonly batchSize: number;
+  readonly batchingWindowSeconds: number;
+  readonly maxConcurrency: number | undefined;
+  /** The queue's `VisibilityTimeout` (seconds) and whether it is FIFO. */
+  readonly queue: { readonly visibilityTimeoutSeconds: number; readonly fifo: boolean };
+  readonly functionTimeoutSeconds: number;
+}
+
+/** AWS's wording for a parameter outside its range (a `ValidationException`'s message). */
+const outOfRange = (value: number, field: string, bound: 'greater' | 'less', limit: number) =>
+  `1 validation error detected: Value '${value}' at '${field}' failed to satisfy constraint: Member must have value ${bound} than or equal to ${limit}`;
+
+/**
+ * Why Lambda would refuse to create this SQS event source mapping, in its own words, or undefined
+ * when it would create it. The commonest is a queue whose visibility timeout is shorter than the
+ * function's timeout: a message could come back while its invocation still runs.
+ */
+export const mappingRefusal = (m: MappingCheck): string | undefined => {
+  if (m.batchSize < 1) return outOfRange(m.batchSize, 'batchSize', 'greater', 1);
+  if (m.batchSize > 10_000) return outOfRange(m.batchSize, 'batchSize', 'less', 10_000);
+  if (m.batchingWindowSeconds > 300)
+    return outOfRange(m.batchingWindowSeconds, 'maximumBatchingWindowInSeconds', 'less', 300);
+  if (m.maxConcurrency !== undefined && m.maxConcurrency < 2)
+    return outOfRange(m.maxConcurrency, 'scalingConfig.maximumConcurrency', 'greater', 2);
+  if (m.maxConcurrency !== undefined && m.maxConcurrency > 1000)
+    return outOfRange(m.maxConcurrency, 'scalingConfig.maximumConcurrency', 'less', 1000);
+  if (m.queue.fifo && m.batchSize > 10)
+    return `Maximum batch size for a FIFO queue is 10 (given ${m.batchSize})`;
+  if (m.queue.fifo && m.batchingWindowSeconds > 0)
+    return 'Batching window is not supported for FIFO queues';
+  if (!m.queue.fifo && m.batchSize > 10 && m.batchingWindowSeconds === 0)
+    return 'Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10';
+  if (m.queue.visibilityTimeoutSeconds < m.functionTimeoutSeconds)
+    return `Queue visibility timeout: ${m.queue.visibilityTimeoutSeconds} seconds is less than Function timeout: ${m.functionTimeoutSeconds} seconds`;
+  return undefined;
+};

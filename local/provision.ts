@@ -10,7 +10,7 @@ import { type CreateTableCommandInput, UpdateTimeToLiveCommand } from '@aws-sdk/
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
-import { environmentRefusal } from './lambda-quotas.ts';
+import { environmentRefusal, mappingRefusal } from './lambda-quotas.ts';
 import { createOrKeepTable, tableInput } from './provision-table.ts';
 import {
   type AsyncInvokeConfig,
@@ -241,6 +241,22 @@ export const provisionStack = async (
     queues.map((q) => q.logicalId),
     functions.map((f) => f.logicalId),
   );
+  // Lambda checks each mapping against its queue and function when CloudFormation creates it;
+  // a stack it would refuse fails here too, not first on AWS.
+  for (const m of mappings) {
+    const queue = queues.find((q) => q.logicalId === m.queueLogicalId);
+    const fn = functions.find((f) => f.logicalId === m.functionLogicalId);
+    const refusal = mappingRefusal({
+      ...m,
+      queue: {
+        visibilityTimeoutSeconds: Number(queue?.attributes.VisibilityTimeout ?? 30),
+        fifo: queue?.attributes.FifoQueue === 'true',
+      },
+      functionTimeoutSeconds: fn?.timeoutSeconds ?? 3,
+    });
+    if (refusal)
+      throw new Error(`event source mapping ${m.logicalId} cannot be created: ${refusal}`);
+  }
   const { schedules, notRun } = scheduledRules(
     entries,
     functions.map((f) => f.logicalId),

@@ -267,4 +267,25 @@ describe('a template the emulators cannot follow or Lambda would refuse', () => 
       /^function Fn cannot be created: .*Reserved keys used in this request: AWS_REGION$/,
     );
   });
+
+  it('refuses a stack whose queue would come back to a function still running, as Lambda refuses its mapping', async () => {
+    const stack = loadStack(inject('assembly').assemblyDir);
+    const template = structuredClone(stack.template);
+    const ingest = Object.entries(template.Resources).find(
+      ([id, r]) => id.startsWith('IngestOrders') && r.Type === 'AWS::Lambda::Function',
+    )?.[1];
+    if (!ingest) throw new Error('no ingest function in the template');
+    // Longer than the orders queue's visibility timeout: a message could be received again
+    // while the invocation that has it still runs.
+    ingest.Properties.Timeout = 900;
+    const refused = await provisionStack(
+      { ...stack, stackName: uniqueName('bad-esm'), template },
+      createAdminClients(),
+      LOCAL_REGION,
+    ).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(
+      /^event source mapping \S+ cannot be created: Queue visibility timeout: \d+ seconds is less than Function timeout: 900 seconds$/,
+    );
+  });
 });

@@ -3,6 +3,8 @@ import {
   ENVIRONMENT_BYTES,
   environmentBytes,
   environmentRefusal,
+  type MappingCheck,
+  mappingRefusal,
 } from '../../local/lambda-quotas.ts';
 
 /** One variable whose compact JSON, `{"KEY":"<value>"}`, is exactly `bytes` long. */
@@ -47,5 +49,76 @@ describe('a function environment as Lambda accepts it', () => {
       );
     }
     expect(environmentRefusal({ a_1: 'v', Ab: 'v' })).toBeUndefined();
+  });
+});
+
+describe('an SQS event source mapping as Lambda creates it', () => {
+  const mapping = (o: Partial<MappingCheck> = {}): MappingCheck => ({
+    batchSize: 10,
+    batchingWindowSeconds: 0,
+    maxConcurrency: undefined,
+    queue: { visibilityTimeoutSeconds: 180, fifo: false },
+    functionTimeoutSeconds: 60,
+    ...o,
+  });
+
+  it('accepts what Lambda accepts: a visibility timeout equal to the function’s, large batches with a window', () => {
+    expect(mappingRefusal(mapping())).toBeUndefined();
+    expect(
+      mappingRefusal(mapping({ queue: { visibilityTimeoutSeconds: 60, fifo: false } })),
+    ).toBeUndefined();
+    expect(
+      mappingRefusal(mapping({ batchSize: 10_000, batchingWindowSeconds: 1 })),
+    ).toBeUndefined();
+    expect(mappingRefusal(mapping({ maxConcurrency: 2 }))).toBeUndefined();
+    expect(mappingRefusal(mapping({ maxConcurrency: 1000 }))).toBeUndefined();
+    expect(
+      mappingRefusal(mapping({ queue: { visibilityTimeoutSeconds: 180, fifo: true } })),
+    ).toBeUndefined();
+  });
+
+  it('refuses, in Lambda’s words, a queue whose visibility timeout is shorter than the function’s timeout', () => {
+    expect(mappingRefusal(mapping({ queue: { visibilityTimeoutSeconds: 30, fifo: false } }))).toBe(
+      'Queue visibility timeout: 30 seconds is less than Function timeout: 60 seconds',
+    );
+  });
+
+  it('refuses a batch over 10 without a window, a window on a FIFO queue, and values out of range', () => {
+    const refusals: [Partial<MappingCheck>, string][] = [
+      [
+        { batchSize: 11 },
+        'Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10',
+      ],
+      [
+        { batchingWindowSeconds: 1, queue: { visibilityTimeoutSeconds: 180, fifo: true } },
+        'Batching window is not supported for FIFO queues',
+      ],
+      [
+        { batchSize: 11, queue: { visibilityTimeoutSeconds: 180, fifo: true } },
+        'Maximum batch size for a FIFO queue is 10 (given 11)',
+      ],
+      [
+        { batchSize: 0 },
+        "1 validation error detected: Value '0' at 'batchSize' failed to satisfy constraint: Member must have value greater than or equal to 1",
+      ],
+      [
+        { batchSize: 10_001, batchingWindowSeconds: 1 },
+        "1 validation error detected: Value '10001' at 'batchSize' failed to satisfy constraint: Member must have value less than or equal to 10000",
+      ],
+      [
+        { batchingWindowSeconds: 301 },
+        "1 validation error detected: Value '301' at 'maximumBatchingWindowInSeconds' failed to satisfy constraint: Member must have value less than or equal to 300",
+      ],
+      [
+        { maxConcurrency: 1 },
+        "1 validation error detected: Value '1' at 'scalingConfig.maximumConcurrency' failed to satisfy constraint: Member must have value greater than or equal to 2",
+      ],
+      [
+        { maxConcurrency: 1001 },
+        "1 validation error detected: Value '1001' at 'scalingConfig.maximumConcurrency' failed to satisfy constraint: Member must have value less than or equal to 1000",
+      ],
+    ];
+    for (const [change, refusal] of refusals)
+      expect(mappingRefusal(mapping(change)), JSON.stringify(change)).toBe(refusal);
   });
 });
