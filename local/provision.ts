@@ -3,23 +3,18 @@
  * template — names, queue attributes, redrive policies, key schemas, indexes, TTL — and reads
  * its functions and event source mappings. The template is the only configuration.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { type CreateTableCommandInput, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
-import { environmentRefusal, mappingRefusal } from './lambda-quotas.ts';
+import { mappingRefusal } from './lambda-quotas.ts';
+import { functionsOf, LOCAL_ACCOUNT, type LocalFunction } from './provision-functions.ts';
 import { createOrKeepTable, tableInput } from './provision-table.ts';
+import { type LocalSchedule, scheduledRules } from './rules.ts';
 import {
-  type AsyncInvokeConfig,
-  asyncInvokeConfigs,
-  type LocalSchedule,
-  scheduledRules,
-} from './rules.ts';
-import {
+  asRecord,
   type PhysicalResource,
+  physicalName,
   type ResolveContext,
   type Resource,
   referencesOf,
@@ -28,10 +23,13 @@ import {
 } from './template.ts';
 import { eventSourceMappings, type LocalEventSourceMapping } from './triggers.ts';
 
+export {
+  functionsOnRunningStack,
+  LOCAL_ACCOUNT,
+  type LocalFunction,
+} from './provision-functions.ts';
 export type { LocalSchedule } from './rules.ts';
 export type { LocalEventSourceMapping } from './triggers.ts';
-
-export const LOCAL_ACCOUNT = '000000000000';
 
 export interface LocalQueue {
   readonly logicalId: string;
@@ -48,29 +46,6 @@ export interface LocalTable {
   readonly ttlAttribute: string | undefined;
 }
 
-export interface LocalFunction {
-  readonly logicalId: string;
-  readonly name: string;
-  /** The bundled code from the cloud assembly: the exact code that would be deployed. */
-  readonly handlerFile: string;
-  readonly handlerExport: string;
-  readonly environment: Readonly<Record<string, string>>;
-  readonly timeoutSeconds: number;
-  readonly memoryMb: number;
-  /**
-   * The SHA-256 of the bundled handler, base64, as Lambda's `CodeSha256` (Lambda hashes the zip
-   * it was given; locally the handler file is the package): it changes exactly when the code does.
-   */
-  readonly codeSha256: string;
-  /** When the runtime took this code and configuration (ISO 8601), as Lambda's `LastModified`. */
-  readonly lastModified: string;
-  /**
-   * How Lambda retries its asynchronous invocations: its `$LATEST` event invoke config; none,
-   * Lambda's defaults (`LAMBDA_ASYNC_DEFAULTS`).
-   */
-  readonly asyncInvoke?: AsyncInvokeConfig;
-}
-
 export interface ProvisionedStack {
   readonly stackName: string;
   readonly region: string;
@@ -85,7 +60,10 @@ export interface ProvisionedStack {
   readonly outputs: Readonly<Record<string, string>>;
   /** Resource types that have no local meaning (IAM, alarms, log groups, policies…). */
   readonly notEmulated: readonly string[];
-  /** Rules targeting a function that are not run locally, each with the reason. */
+  /**
+   * What the runtime does not run, each with the reason: functions it cannot run (another
+   * runtime, a container image), what would invoke them, and rules it does not run.
+   */
   readonly notRun: readonly string[];
   /** What each provisioned resource and function answers to `Ref` and `Fn::GetAtt`. */
   readonly physical: ReadonlyMap<string, PhysicalResource>;
@@ -111,15 +89,6 @@ const QUEUE_ATTRIBUTES = [
   'FifoThroughputLimit',
 ] as const;
 
-/** Deterministic local names, like CloudFormation's `<stack>-<logicalId>-<suffix>` without the suffix. */
-const physicalName = (stackName: string, logicalId: string, max: number) =>
-  `${stackName}-${logicalId}`.slice(0, max);
-
-const asRecord = (value: unknown): Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
-
 /** Orders logical ids so that every resource comes after those it refers to. */
 const dependencyOrder = (resources: [string, Resource][]): [string, Resource][] => {
   const byId = new Map(resources);
@@ -136,21 +105,6 @@ const dependencyOrder = (resources: [string, Resource][]): [string, Resource][] 
   };
   for (const [id] of resources) visit(id, new Set());
   return ordered;
-};
-
-const handlerFileOf = (
-  assemblyDir: string,
-  assetPath: string,
-  handler: string,
-): [string, string] => {
-  const dot = handler.lastIndexOf('.');
-  const base = handler.slice(0, dot);
-  const exported = handler.slice(dot + 1);
-  for (const ext of ['.mjs', '.js', '.cjs']) {
-    const file = join(assemblyDir, assetPath, `${base}${ext}`);
-    if (existsSync(file)) return [file, exported];
-  }
-  throw new Error(`no bundled handler ${base}.{mjs,js,cjs} in ${join(assemblyDir, assetPath)}`);
 };
 
 export const provisionStack = async (
@@ -234,7 +188,7 @@ export const provisionStack = async (
     }
   }
 
-  const functions = functionsOf(stack, region, physical);
+  const { functions, notRun: functionsNotRun } = functionsOf(stack, region, physical);
 
   const mappings = eventSourceMappings(
     entries,
@@ -257,11 +211,23 @@ export const provisionStack = async (
     if (refusal)
       throw new Error(`event source mapping ${m.logicalId} cannot be created: ${refusal}`);
   }
-  const { schedules, notRun } = scheduledRules(
+  const { schedules, notRun: rulesNotRun } = scheduledRules(
     entries,
     functions.map((f) => f.logicalId),
     { stackName, resolveValue: (value) => resolve(value, ctx) },
   );
+
+  // What would run a function that does not run locally runs nothing either: named, not dropped.
+  const skipped = new Set(functionsNotRun.map((f) => f.logicalId));
+  const notRun = [
+    ...functionsNotRun.map((f) => `${f.logicalId}: ${f.reason}`),
+    ...entries.flatMap(([id, r]) => {
+      if (r.Type !== 'AWS::Lambda::EventSourceMapping' && r.Type !== 'AWS::Events::Rule') return [];
+      const target = referencesOf(r.Properties).find((ref) => skipped.has(ref));
+      return target ? [`${id}: it invokes ${target}, which is not run locally`] : [];
+    }),
+    ...rulesNotRun,
+  ];
 
   const outputs: Record<string, string> = {};
   for (const [name, output] of Object.entries(template.Outputs)) {
@@ -295,90 +261,4 @@ export const provisionStack = async (
     notRun,
     physical,
   };
-};
-
-/**
- * The template's functions, read as Lambda would create them: named (functions are known by
- * name and ARN before any environment resolves, as they may refer to each other), their
- * environments resolved against `physical` (which gains the functions' own entries), each held
- * to Lambda's quotas, and their bundled handlers found in the assembly.
- */
-const functionsOf = (
-  stack: StackTemplate,
-  region: string,
-  physical: Map<string, PhysicalResource>,
-): LocalFunction[] => {
-  const { stackName, template, assemblyDir } = stack;
-  const ctx: ResolveContext = { region, accountId: LOCAL_ACCOUNT, stackName, resources: physical };
-  const lastModified = new Date().toISOString();
-  const functionEntries = Object.entries(template.Resources).filter(
-    ([, r]) => r.Type === 'AWS::Lambda::Function',
-  );
-  for (const [id, resource] of functionEntries) {
-    const name =
-      typeof resource.Properties.FunctionName === 'string'
-        ? resource.Properties.FunctionName
-        : physicalName(stackName, id, 64);
-    physical.set(id, {
-      ref: name,
-      attributes: { Arn: `arn:aws:lambda:${region}:${LOCAL_ACCOUNT}:function:${name}` },
-    });
-  }
-  const asyncConfigs = asyncInvokeConfigs(
-    Object.entries(template.Resources),
-    functionEntries.map(([id]) => id),
-  );
-  const functions: LocalFunction[] = [];
-  for (const [id, resource] of functionEntries) {
-    // Asset metadata is written when the CLI synthesizes; otherwise the code's S3 key names the asset.
-    const s3Key = asRecord(resource.Properties.Code).S3Key;
-    const assetPath =
-      resource.Metadata['aws:asset:path'] ??
-      (typeof s3Key === 'string' &&
-      s3Key.endsWith('.zip') &&
-      existsSync(join(assemblyDir, `asset.${s3Key.slice(0, -4)}`))
-        ? `asset.${s3Key.slice(0, -4)}`
-        : undefined);
-    const handler = resource.Properties.Handler;
-    // Functions without a local asset (e.g. CDK's own providers) are not run.
-    if (typeof assetPath !== 'string' || typeof handler !== 'string') continue;
-    const variables = asRecord(asRecord(resource.Properties.Environment).Variables);
-    const environment = Object.fromEntries(
-      Object.entries(variables).map(([k, val]) => [k, String(resolve(val, ctx))]),
-    );
-    // Measured once resolved, as Lambda measures what CloudFormation gives it: a stack whose
-    // environment would be refused on deploy fails here too, not first on AWS.
-    const refusal = environmentRefusal(environment);
-    if (refusal) throw new Error(`function ${id} cannot be created: ${refusal}`);
-    const [handlerFile, handlerExport] = handlerFileOf(assemblyDir, assetPath, handler);
-    functions.push({
-      logicalId: id,
-      name: physical.get(id)?.ref ?? id,
-      handlerFile,
-      handlerExport,
-      environment,
-      timeoutSeconds: Number(resource.Properties.Timeout ?? 3),
-      memoryMb: Number(resource.Properties.MemorySize ?? 128),
-      codeSha256: createHash('sha256').update(readFileSync(handlerFile)).digest('base64'),
-      lastModified,
-      ...(asyncConfigs.has(id) ? { asyncInvoke: asyncConfigs.get(id) } : {}),
-    });
-  }
-  return functions;
-};
-
-/**
- * The functions of `next` (another synthesis of the same app) as they would run on `running`'s
- * resources: what a running stack swaps in when only code or function settings changed. Nothing
- * is created; references resolve to the resources already provisioned.
- */
-export const functionsOnRunningStack = (
-  next: StackTemplate,
-  running: ProvisionedStack,
-): LocalFunction[] => {
-  return functionsOf(
-    { ...next, stackName: running.stackName },
-    running.region,
-    new Map(running.physical),
-  );
 };

@@ -6,14 +6,7 @@
  * (its `AWS::Lambda::EventInvokeConfig`: twice by default, within six hours).
  */
 import { parseScheduleExpression, type ScheduleExpression } from './schedule-expression.ts';
-import { referencesOf } from './template.ts';
-
-type Entries = readonly [string, { readonly Type: string; readonly Properties?: unknown }][];
-
-const asRecord = (value: unknown): Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
+import { asRecord, type ResourceEntries, referencesOf } from './template.ts';
 
 /** What a rule's target is sent on each run. */
 export type TargetInput =
@@ -106,7 +99,7 @@ const targetInput = (
 };
 
 /** Each function's `$LATEST` event invoke config, by the function's logical id. */
-export const asyncInvokeConfigs = (resources: Entries, functionIds: readonly string[]) => {
+export const asyncInvokeConfigs = (resources: ResourceEntries, functionIds: readonly string[]) => {
   const configs = new Map<string, AsyncInvokeConfig>();
   for (const [, resource] of resources.filter(
     ([, r]) => r.Type === 'AWS::Lambda::EventInvokeConfig',
@@ -132,7 +125,7 @@ export const asyncInvokeConfigs = (resources: Entries, functionIds: readonly str
  * An invalid schedule expression throws, as `PutRule` refuses it.
  */
 export const scheduledRules = (
-  resources: Entries,
+  resources: ResourceEntries,
   functionIds: readonly string[],
   options: { readonly stackName: string; readonly resolveValue: (value: unknown) => unknown },
 ): ScheduledRules => {

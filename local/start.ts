@@ -185,7 +185,7 @@ try {
         )
         .join(', ')}`,
     );
-  for (const rule of stack.notRun) console.log(`  rule not run locally: ${rule}`);
+  for (const line of stack.notRun) console.log(`  not run locally: ${line}`);
   console.log(
     options.persist
       ? `  data kept in ${dataDir} across restarts (delete it to start afresh)`

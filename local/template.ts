@@ -34,6 +34,21 @@ const ManifestSchema = v.object({
 
 export type Resource = v.InferOutput<typeof ResourceSchema>;
 export type Template = v.InferOutput<typeof TemplateSchema>;
+/** A template's resources as `[logicalId, resource]` pairs (`Object.entries(Resources)`). */
+export type ResourceEntries = readonly [
+  string,
+  { readonly Type: string; readonly Properties?: unknown },
+][];
+
+/** A template value as an object, or an empty one (a property that is absent or of another shape). */
+export const asRecord = (value: unknown): Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+
+/** Deterministic local names, like CloudFormation's `<stack>-<logicalId>-<suffix>` without the suffix. */
+export const physicalName = (stackName: string, logicalId: string, max: number) =>
+  `${stackName}-${logicalId}`.slice(0, max);
 
 export interface StackTemplate {
   readonly stackName: string;

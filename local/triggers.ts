@@ -3,14 +3,7 @@
  * (EventBridge's rules are read in `rules.ts`), and the event a scheduled rule sends.
  */
 import { randomUUID } from 'node:crypto';
-import { referencesOf } from './template.ts';
-
-type Entries = readonly [string, { readonly Type: string; readonly Properties?: unknown }][];
-
-const asRecord = (value: unknown): Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
+import { asRecord, type ResourceEntries, referencesOf } from './template.ts';
 
 export interface LocalEventSourceMapping {
   readonly logicalId: string;
@@ -26,7 +19,7 @@ export interface LocalEventSourceMapping {
 
 /** Every SQS event source mapping between one of `queueIds` and one of `functionIds`. */
 export const eventSourceMappings = (
-  resources: Entries,
+  resources: ResourceEntries,
   queueIds: readonly string[],
   functionIds: readonly string[],
 ): LocalEventSourceMapping[] => {

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
@@ -287,5 +290,54 @@ describe('a template the emulators cannot follow or Lambda would refuse', () => 
     expect((refused as Error).message).toMatch(
       /^event source mapping \S+ cannot be created: Queue visibility timeout: \d+ seconds is less than Function timeout: 900 seconds$/,
     );
+  });
+
+  it('names a function it cannot run, and what would invoke it, rather than refusing the stack', async () => {
+    const assemblyDir = mkdtempSync(join(tmpdir(), 'onceflow-runtimes-'));
+    mkdirSync(join(assemblyDir, 'asset.node'));
+    writeFileSync(join(assemblyDir, 'asset.node', 'index.mjs'), 'export const handler = () => 1;');
+    const fn = (runtime: string, asset: string) => ({
+      Type: 'AWS::Lambda::Function',
+      Metadata: { 'aws:asset:path': asset },
+      Properties: { Handler: 'index.handler', Runtime: runtime },
+    });
+    const stack = await provisionStack(
+      {
+        stackName: uniqueName('runtimes'),
+        assemblyDir,
+        template: {
+          Resources: {
+            Work: { Type: 'AWS::SQS::Queue', Metadata: {}, Properties: {} },
+            Node: fn('nodejs24.x', 'asset.node'),
+            Python: fn('python3.13', 'asset.python'),
+            Image: {
+              Type: 'AWS::Lambda::Function',
+              Metadata: {},
+              Properties: { PackageType: 'Image', Code: { ImageUri: 'repo:tag' } },
+            },
+            PythonTrigger: {
+              Type: 'AWS::Lambda::EventSourceMapping',
+              Metadata: {},
+              Properties: {
+                EventSourceArn: { 'Fn::GetAtt': ['Work', 'Arn'] },
+                FunctionName: { Ref: 'Python' },
+              },
+            },
+          },
+          Outputs: { PythonArn: { Value: { 'Fn::GetAtt': ['Python', 'Arn'] } } },
+        },
+      },
+      createAdminClients(),
+      LOCAL_REGION,
+    );
+    expect(stack.functions.map((f) => f.logicalId)).toEqual(['Node']);
+    expect(stack.mappings).toEqual([]);
+    expect(stack.notRun).toEqual([
+      'Python: the python3.13 runtime (only Node.js functions run locally)',
+      'Image: a container image',
+      'PythonTrigger: it invokes Python, which is not run locally',
+    ]);
+    // Still named and known by ARN, as other resources may refer to it.
+    expect(stack.outputs.PythonArn).toMatch(/:function:.*-Python$/);
   });
 });
