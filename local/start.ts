@@ -19,6 +19,7 @@ import { claimInstance, type InstanceClaim, InstanceRunningError } from './insta
 import { KeptDataMismatchError } from './provision-table.ts';
 import { describeFinalizerRun } from './render.ts';
 import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
+import { nextRun } from './schedule-expression.ts';
 import { readLocalState, writeLocalState } from './state.ts';
 import { assemblyIsFresh, SOURCES, synthesize } from './synth.ts';
 import { UnknownStackError } from './template.ts';
@@ -176,15 +177,23 @@ try {
   );
   if (stack.notEmulated.length > 0)
     console.log(`  not emulated: ${[...new Set(stack.notEmulated)].sort().join(', ')}`);
-  if (stack.schedules.length > 0)
+  if (stack.schedules.length > 0) {
+    const now = Date.now();
+    const when = (r: (typeof stack.schedules)[number]) => {
+      const next = r.enabled ? nextRun(r.expression, now, now) : undefined;
+      return next === undefined
+        ? 'not running'
+        : `next ${new Date(next).toISOString().slice(11, 19)}`;
+    };
     console.log(
       `  scheduled rules (UTC): ${stack.schedules
         .map(
           (r) =>
-            `${r.functionLogicalId.replace(/Function[0-9A-F]{8}$/, '')} ${r.expression.text}${r.enabled ? '' : ' (disabled)'}`,
+            `${r.functionLogicalId.replace(/Function[0-9A-F]{8}$/, '')} ${r.expression.text} (${when(r)})`,
         )
         .join(', ')}`,
     );
+  }
   for (const line of stack.notRun) console.log(`  not run locally: ${line}`);
   console.log(
     options.persist

@@ -59,6 +59,10 @@ describe('npm start as a process', () => {
     await run.until(RUNNING);
     // What the template holds that has no local meaning is said, not silently skipped.
     expect(run.output()).toMatch(/not emulated: .*AWS::CloudWatch::Alarm.*AWS::IAM::Role/);
+    // The rules that will run, and when each runs first.
+    expect(run.output()).toMatch(
+      /scheduled rules \(UTC\): WatchPending rate\(5 minutes\) \(next \d\d:\d\d:\d\d\), FinalizeHours rate\(5 minutes\) \(next \d\d:\d\d:\d\d\)/,
+    );
     // And that Ctrl-C discards the data.
     expect(run.output()).toContain(
       'data lives in memory and is discarded on stop (--persist keeps it)',
