@@ -14,6 +14,7 @@ import {
   type LocalStackRecord,
 } from './cloudformation.ts';
 import { type RunningDynamoLocal, startDynamoLocal } from './dynamodb-local.ts';
+import { answerEvents, EVENTS_TARGET_PREFIX } from './events-api.ts';
 import { type FauxqsGaps, probeFauxqsGaps } from './fauxqs-gaps.ts';
 import { type FauxqsStores, fauxqsStores } from './fauxqs-store.ts';
 import {
@@ -135,6 +136,7 @@ const SERVED_SERVICES = new Set([
   'cloudformation',
   'lambda',
   'logs',
+  'events',
 ]);
 
 /** The service a SigV4-signed request is for (its credential scope); undefined when unsigned. */
@@ -265,6 +267,10 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       const target = req.headers['x-amz-target'];
       if (typeof target === 'string' && target.startsWith(LOGS_TARGET_PREFIX))
         return answerLogs(req, res, target.slice(LOGS_TARGET_PREFIX.length), [...lambdas]);
+      if (typeof target === 'string' && target.startsWith(EVENTS_TARGET_PREFIX)) {
+        const rules = [...lambdas].flatMap((b) => (b.rules ? [b.rules] : []));
+        return answerEvents(req, res, target.slice(EVENTS_TARGET_PREFIX.length), rules);
+      }
       if (typeof target === 'string' && target.startsWith('DynamoDB_')) {
         return forward(req, res, dynamodb, onAnswer);
       }

@@ -210,3 +210,27 @@ export const readBodyBytes = async (
 
 export const readBody = async (req: IncomingMessage): Promise<string> =>
   (await readBodyBytes(req)).toString('utf8');
+
+/** An answer of a JSON 1.1 protocol service (CloudWatch Logs, EventBridge). */
+export const answerJson11 = (res: ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
+  res.end(JSON.stringify(body));
+};
+
+/** A JSON 1.1 protocol service's error: its type in the header and the body, as SDKs read it. */
+export const failJson11 = (res: ServerResponse, status: number, type: string, message: string) => {
+  res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-errortype': type });
+  res.end(JSON.stringify({ __type: type, message }));
+};
+
+/** A request's JSON body (an empty body reads as `{}`), or undefined when it is not JSON. */
+export const readJsonBody = async (
+  req: IncomingMessage,
+): Promise<{ value: unknown } | undefined> => {
+  const body = await readBody(req);
+  try {
+    return { value: body === '' ? {} : JSON.parse(body) };
+  } catch {
+    return undefined;
+  }
+};

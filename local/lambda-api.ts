@@ -11,6 +11,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RulesBackend } from './events-api.ts';
 import { InvocationError, LAMBDA_RUNTIME } from './lambda-environment.ts';
 import { ASYNC_INVOKE_PAYLOAD_BYTES, INVOKE_PAYLOAD_BYTES } from './lambda-quotas.ts';
 import { logGroupOf } from './logs-api.ts';
@@ -30,7 +31,7 @@ export interface LocalMapping {
   setEnabled(enabled: boolean): Promise<void>;
 }
 
-/** What a running stack lends the edge: its functions and mappings, and a way to invoke. */
+/** What a running stack lends the edge: its functions, mappings and rules, and a way to invoke. */
 export interface LambdaBackend {
   readonly region: string;
   readonly functions: readonly LocalFunction[];
@@ -42,6 +43,8 @@ export interface LambdaBackend {
   invoke(name: string, event: unknown, log?: string[], requestId?: string): Promise<unknown>;
   /** Queues an asynchronous invocation (`Event`): run now, retried as Lambda retries it. */
   invokeAsync(name: string, event: unknown): void;
+  /** The stack's scheduled rules, for EventBridge's API on the edge. */
+  readonly rules?: RulesBackend;
   /** The file the function's log is written to, when the runtime keeps one. */
   logFile?(name: string): string | undefined;
 }

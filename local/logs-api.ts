@@ -9,7 +9,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { readBody } from './http.ts';
+import { answerJson11, failJson11, readJsonBody } from './http.ts';
 import type { LambdaBackend } from './lambda-api.ts';
 import { lineTime } from './log-lines.ts';
 
@@ -30,14 +30,8 @@ const DescribeSchema = v.object({
   logGroupNamePrefix: v.optional(v.string()),
 });
 
-const answer = (res: ServerResponse, status: number, body: unknown) => {
-  res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
-  res.end(JSON.stringify(body));
-};
-const fail = (res: ServerResponse, status: number, type: string, message: string) => {
-  res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-errortype': type });
-  res.end(JSON.stringify({ __type: type, message }));
-};
+const answer = answerJson11;
+const fail = failJson11;
 
 interface Pattern {
   readonly all: string[];
@@ -105,12 +99,9 @@ export const answerLogs = async (
   action: string,
   backends: readonly LambdaBackend[],
 ): Promise<void> => {
-  let body: unknown;
-  try {
-    body = JSON.parse((await readBody(req)) || '{}');
-  } catch {
-    return fail(res, 400, 'SerializationException', 'the request body is not JSON');
-  }
+  const parsed = await readJsonBody(req);
+  if (!parsed) return fail(res, 400, 'SerializationException', 'the request body is not JSON');
+  const body = parsed.value;
   const functions = backends.flatMap((b) =>
     b.functions.map((fn) => ({ fn, file: b.logFile?.(fn.name) })),
   );

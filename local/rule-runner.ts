@@ -40,25 +40,35 @@ export const ruleInput = (
 export interface RuleRunner {
   /** Runs a rule's function now, once, and gives back its result (no retries). */
   runNow(schedule: LocalSchedule): Promise<unknown>;
+  /** Whether the rule (by name) runs on its schedule: its `State`, until changed. */
+  enabled(ruleName: string): boolean;
+  /** `EnableRule` and `DisableRule`: a disabled rule's runs are skipped until it is enabled. */
+  setEnabled(ruleName: string, enabled: boolean): void;
 }
 
-/** Arms every enabled rule; the runs stop when `options.invocations` stops. */
+/** Arms every rule; a disabled one's runs are skipped, and the runs stop when `invocations` do. */
 export const startRuleRunner = (options: RuleRunnerOptions): RuleRunner => {
   const createdAtMs = Date.now();
+  const states = new Map(options.schedules.map((s) => [s.ruleName, s.enabled]));
   const arm = (schedule: LocalSchedule, afterMs: number) => {
     const due = nextRun(schedule.expression, afterMs, createdAtMs);
     if (due === undefined) return;
     options.invocations.at(due, () => {
-      options.invocations.enqueue(
-        schedule.functionLogicalId,
-        ruleInput(schedule, { ...options, timeMs: due }),
-        (outcome) => options.report?.(schedule, outcome),
-      );
+      if (states.get(schedule.ruleName))
+        options.invocations.enqueue(
+          schedule.functionLogicalId,
+          ruleInput(schedule, { ...options, timeMs: due }),
+          (outcome) => options.report?.(schedule, outcome),
+        );
       arm(schedule, due);
     });
   };
-  for (const schedule of options.schedules) if (schedule.enabled) arm(schedule, createdAtMs);
+  for (const schedule of options.schedules) arm(schedule, createdAtMs);
   return {
+    enabled: (ruleName) => states.get(ruleName) ?? false,
+    setEnabled: (ruleName, enabled) => {
+      if (states.has(ruleName)) states.set(ruleName, enabled);
+    },
     runNow: (schedule) =>
       options.invoke(
         schedule.functionLogicalId,

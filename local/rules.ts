@@ -36,7 +36,11 @@ export interface LocalSchedule {
   readonly functionLogicalId: string;
   readonly expression: ScheduleExpression;
   readonly input: TargetInput;
+  /** The rule's `State` in the template (`EnableRule` and `DisableRule` change it while running). */
   readonly enabled: boolean;
+  readonly description?: string;
+  /** The target's `Id` within its rule. */
+  readonly targetId: string;
 }
 
 export interface ScheduledRules {
@@ -156,6 +160,8 @@ export const scheduledRules = (
         expression,
         input,
         enabled: p.State === undefined || p.State === 'ENABLED',
+        ...(typeof p.Description === 'string' ? { description: p.Description } : {}),
+        targetId: String(target.Id ?? functionLogicalId),
       });
     }
   }

@@ -318,6 +318,17 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           },
         ];
       }),
+      rules: {
+        region: emulators.region,
+        account: LOCAL_ACCOUNT,
+        schedules: stack.schedules,
+        functionArn: (id) => {
+          const fn = stack.functions.find((f) => f.logicalId === id);
+          return fn && `arn:aws:lambda:${emulators.region}:${LOCAL_ACCOUNT}:function:${fn.name}`;
+        },
+        enabled: ruleRunner.enabled,
+        setEnabled: ruleRunner.setEnabled,
+      },
       invoke,
       invokeAsync: (name, event) => {
         const fn = stack.functions.find((f) => f.name === name || f.logicalId === name);

@@ -3,13 +3,14 @@
  * the minute it names, its target sent the scheduled event or a constant input, a failed run
  * retried by "Lambda" with the same event as often as the function's event invoke config allows,
  * and a rule the runtime does not run named rather than silently ignored; an `Event` invocation
- * of the Invoke API retried the same way. The assembly is written by hand: functions that record
+ * of the Invoke API retried the same way; EventBridge's API answering for the rules. The assembly is written by hand: functions that record
  * the events they get, two of them failing their first invocation.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import AWS from 'aws-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AsyncOutcome } from '../../local/async-invocations.ts';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
@@ -178,6 +179,67 @@ describe('scheduled rules in the local runtime', () => {
       what: 'the failed invocation to be retried',
     });
     expect(events(dir, 'once.ndjson')).toEqual([{ order: 1001 }, { order: 1001 }]);
+  });
+
+  it('answers EventBridge’s API for its rules, and pauses and resumes one with DisableRule and EnableRule', async () => {
+    const stackName = uniqueName('events');
+    const { assembly } = writeAssembly(stackName, {
+      Nightly: {
+        Type: 'AWS::Events::Rule',
+        Properties: {
+          Description: 'the nightly run',
+          ScheduleExpression: 'cron(0 2 * * ? *)',
+          Targets: [
+            {
+              Arn: { 'Fn::GetAtt': ['Steady', 'Arn'] },
+              Id: 'Steady',
+              Input: '{"mode":"nightly"}',
+            },
+          ],
+        },
+      },
+    });
+    const runtime = await startLocalRuntime({ assemblyDir: assembly, emulators: emulators() });
+    runtimes.push(runtime);
+    // The SDK for JavaScript v2's client: another client than the runtime's own.
+    const events = new AWS.EventBridge({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: new AWS.Credentials(LOCAL_CREDENTIALS),
+    });
+    const name = `${stackName}-Nightly`;
+    const arn = `arn:aws:events:${runtime.region}:000000000000:rule/${name}`;
+    const { Rules } = await events.listRules({ NamePrefix: stackName }).promise();
+    expect(Rules).toEqual([
+      {
+        Name: name,
+        Arn: arn,
+        State: 'ENABLED',
+        Description: 'the nightly run',
+        ScheduleExpression: 'cron(0 2 * * ? *)',
+        EventBusName: 'default',
+      },
+    ]);
+    const steadyArn = `arn:aws:lambda:${runtime.region}:000000000000:function:${stackName}-Steady`;
+    expect((await events.listTargetsByRule({ Rule: name }).promise()).Targets).toEqual([
+      { Id: 'Steady', Arn: steadyArn, Input: '{"mode":"nightly"}' },
+    ]);
+    expect(
+      (await events.listRuleNamesByTarget({ TargetArn: steadyArn }).promise()).RuleNames,
+    ).toEqual([name]);
+    await events.disableRule({ Name: name }).promise();
+    expect(await events.describeRule({ Name: name }).promise()).toMatchObject({
+      State: 'DISABLED',
+    });
+    await events.enableRule({ Name: name }).promise();
+    expect(await events.describeRule({ Name: name }).promise()).toMatchObject({ State: 'ENABLED' });
+    await expect(events.describeRule({ Name: 'no-such-rule' }).promise()).rejects.toMatchObject({
+      code: 'ResourceNotFoundException',
+      message: 'Rule no-such-rule does not exist on EventBus default.',
+    });
+    await expect(
+      events.putRule({ Name: 'new', ScheduleExpression: 'rate(1 hour)' }).promise(),
+    ).rejects.toMatchObject({ code: 'UnknownOperationException' });
   });
 
   it('refuses to start a stack whose schedule expression EventBridge would refuse', async () => {

@@ -144,6 +144,7 @@ describe('the rule runner and Lambda’s asynchronous invocations', () => {
     functionLogicalId: 'Fn',
     input: { kind: 'event' },
     enabled: true,
+    targetId: 'Target0',
     ...o,
     expression: parseScheduleExpression(o.expression),
   });
@@ -235,6 +236,21 @@ describe('the rule runner and Lambda’s asynchronous invocations', () => {
       '2026-12-05T17:00:00.000Z',
       '2026-12-05T17:01:00.000Z',
     ]);
+  });
+
+  it('skips a disabled rule’s runs until it is enabled again, as DisableRule and EnableRule do', async () => {
+    const { calls, runner } = run([
+      schedule({ expression: 'cron(0 * * * ? *)', enabled: false, ruleName: 'app-Hourly' }),
+    ]);
+    await vi.advanceTimersByTimeAsync(90 * 60_000);
+    expect(calls).toEqual([]);
+    expect(runner.enabled('app-Hourly')).toBe(false);
+    runner.setEnabled('app-Hourly', true);
+    await vi.advanceTimersByTimeAsync(60 * 60_000);
+    runner.setEnabled('app-Hourly', false);
+    await vi.advanceTimersByTimeAsync(60 * 60_000);
+    expect(calls.map((c) => c.at)).toEqual(['2026-12-05T18:00:00.000Z']);
+    runner.stop();
   });
 
   it('sends a constant Input or the part an InputPath names, and runs a rule at once when asked', async () => {
