@@ -74,6 +74,7 @@ const targetOf = (rule: Rule, schedule: LocalSchedule) => ({
           .join('')}`,
       }
     : {}),
+  ...(schedule.retryPolicy === undefined ? {} : { RetryPolicy: schedule.retryPolicy }),
 });
 
 export const answerEvents = async (

@@ -41,6 +41,11 @@ export interface LocalSchedule {
   readonly description?: string;
   /** The target's `Id` within its rule. */
   readonly targetId: string;
+  /**
+   * The target's `RetryPolicy`, as written: EventBridge's retries of its delivery to Lambda
+   * (which never fails locally); Lambda's own retries of a failed run are the function's.
+   */
+  readonly retryPolicy?: Readonly<Record<string, unknown>>;
 }
 
 export interface ScheduledRules {
@@ -162,6 +167,7 @@ export const scheduledRules = (
         enabled: p.State === undefined || p.State === 'ENABLED',
         ...(typeof p.Description === 'string' ? { description: p.Description } : {}),
         targetId: String(target.Id ?? functionLogicalId),
+        ...(target.RetryPolicy === undefined ? {} : { retryPolicy: asRecord(target.RetryPolicy) }),
       });
     }
   }

@@ -194,6 +194,7 @@ describe('scheduled rules in the local runtime', () => {
               Arn: { 'Fn::GetAtt': ['Steady', 'Arn'] },
               Id: 'Steady',
               Input: '{"mode":"nightly"}',
+              RetryPolicy: { MaximumRetryAttempts: 0 },
             },
           ],
         },
@@ -222,7 +223,12 @@ describe('scheduled rules in the local runtime', () => {
     ]);
     const steadyArn = `arn:aws:lambda:${runtime.region}:000000000000:function:${stackName}-Steady`;
     expect((await events.listTargetsByRule({ Rule: name }).promise()).Targets).toEqual([
-      { Id: 'Steady', Arn: steadyArn, Input: '{"mode":"nightly"}' },
+      {
+        Id: 'Steady',
+        Arn: steadyArn,
+        Input: '{"mode":"nightly"}',
+        RetryPolicy: { MaximumRetryAttempts: 0 },
+      },
     ]);
     expect(
       (await events.listRuleNamesByTarget({ TargetArn: steadyArn }).promise()).RuleNames,
