@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type AsyncInvokeConfig, asyncInvokeConfigs } from './async-config.ts';
 import { environmentRefusal } from './lambda-quotas.ts';
-import { type AsyncInvokeConfig, asyncInvokeConfigs } from './rules.ts';
 import {
   asRecord,
   type PhysicalResource,
@@ -41,6 +41,8 @@ export interface LocalFunction {
    * Lambda's defaults (`LAMBDA_ASYNC_DEFAULTS`).
    */
   readonly asyncInvoke?: AsyncInvokeConfig;
+  /** Where Lambda sends an asynchronous event it discarded (`DeadLetterConfig.TargetArn`). */
+  readonly deadLetterArn?: string;
 }
 
 /** `index.handler` → the bundle's `index.mjs` (or `.js`, `.cjs`) and its export `handler`. */
@@ -101,9 +103,19 @@ export const functionsOf = (
       attributes: { Arn: `arn:aws:lambda:${region}:${LOCAL_ACCOUNT}:function:${name}` },
     });
   }
+  // A destination the runtime does not provision (a topic, an event bus) keeps its template
+  // form: nothing local answers to it, and a delivery to it is reported, not made.
+  const resolveOrKeep = (value: unknown) => {
+    try {
+      return resolve(value, ctx);
+    } catch {
+      return JSON.stringify(value);
+    }
+  };
   const asyncConfigs = asyncInvokeConfigs(
     Object.entries(template.Resources),
     functionEntries.map(([id]) => id),
+    resolveOrKeep,
   );
   const functions: LocalFunction[] = [];
   const notRun: TemplateFunctions['notRun'] = [];
@@ -134,6 +146,7 @@ export const functionsOf = (
     const refusal = environmentRefusal(environment);
     if (refusal) throw new Error(`function ${id} cannot be created: ${refusal}`);
     const [handlerFile, handlerExport] = handlerFileOf(assemblyDir, assetPath, handler);
+    const deadLetter = asRecord(resource.Properties.DeadLetterConfig).TargetArn;
     functions.push({
       logicalId: id,
       name: physical.get(id)?.ref ?? id,
@@ -145,6 +158,7 @@ export const functionsOf = (
       codeSha256: createHash('sha256').update(readFileSync(handlerFile)).digest('base64'),
       lastModified,
       ...(asyncConfigs.has(id) ? { asyncInvoke: asyncConfigs.get(id) } : {}),
+      ...(deadLetter === undefined ? {} : { deadLetterArn: String(resolveOrKeep(deadLetter)) }),
     });
   }
   return { functions, notRun };

@@ -227,6 +227,25 @@ export const provisionStack = async (
       return target ? [`${id}: it invokes ${target}, which is not run locally`] : [];
     }),
     ...rulesNotRun,
+    ...functions.flatMap((fn) => {
+      // Lambda's destinations for asynchronous invocations: the stack's queues and functions.
+      const local = new Set([
+        ...queues.map((q) => q.arn),
+        ...functions.map((f) => `arn:aws:lambda:${region}:${LOCAL_ACCOUNT}:function:${f.name}`),
+      ]);
+      const targets: [string, string | undefined][] = [
+        ['on-success destination', fn.asyncInvoke?.onSuccess],
+        ['on-failure destination', fn.asyncInvoke?.onFailure],
+        ['dead-letter queue', fn.deadLetterArn],
+      ];
+      return targets.flatMap(([what, arn]) =>
+        arn === undefined || local.has(arn.replace(/:\$LATEST$/, ''))
+          ? []
+          : [
+              `${fn.logicalId}'s ${what} ${arn}: not emulated (the stack's queues and functions are)`,
+            ],
+      );
+    }),
   ];
 
   const outputs: Record<string, string> = {};

@@ -2,8 +2,7 @@
  * A template's EventBridge rules that run its functions on a schedule, read as EventBridge runs
  * them: the schedule expression (`rate(…)` or `cron(…)`, refused as `PutRule` would refuse it)
  * and what each target is sent (the scheduled event, a constant `Input`, or the part of the
- * event an `InputPath` names); and how Lambda retries a function's asynchronous invocations
- * (its `AWS::Lambda::EventInvokeConfig`: twice by default, within six hours).
+ * event an `InputPath` names).
  */
 import { parseScheduleExpression, type ScheduleExpression } from './schedule-expression.ts';
 import { asRecord, type ResourceEntries, referencesOf } from './template.ts';
@@ -14,19 +13,6 @@ export type TargetInput =
   | { readonly kind: 'constant'; readonly value: unknown }
   /** `InputPath`: object keys and array indices from the event's root. */
   | { readonly kind: 'path'; readonly path: readonly (string | number)[] };
-
-/** How Lambda retries a function's asynchronous invocations (its event invoke config). */
-export interface AsyncInvokeConfig {
-  /** Retries of an invocation whose function failed: 0–2, Lambda's default 2. */
-  readonly maximumRetryAttempts: number;
-  /** An event older than this is dropped, not retried: 60–21,600 s, Lambda's default 21,600. */
-  readonly maximumEventAgeSeconds: number;
-}
-
-export const LAMBDA_ASYNC_DEFAULTS: AsyncInvokeConfig = {
-  maximumRetryAttempts: 2,
-  maximumEventAgeSeconds: 21_600,
-};
 
 /** One (rule, function target) pair. */
 export interface LocalSchedule {
@@ -105,27 +91,6 @@ const targetInput = (
       : `the InputPath ${String(pathText)} (dot notation and indices only)`;
   }
   return { kind: 'event' };
-};
-
-/** Each function's `$LATEST` event invoke config, by the function's logical id. */
-export const asyncInvokeConfigs = (resources: ResourceEntries, functionIds: readonly string[]) => {
-  const configs = new Map<string, AsyncInvokeConfig>();
-  for (const [, resource] of resources.filter(
-    ([, r]) => r.Type === 'AWS::Lambda::EventInvokeConfig',
-  )) {
-    const p = asRecord(resource.Properties);
-    const fn = referencesOf(p.FunctionName).find((r) => functionIds.includes(r));
-    if (!fn || (p.Qualifier !== undefined && p.Qualifier !== '$LATEST')) continue;
-    configs.set(fn, {
-      maximumRetryAttempts: Number(
-        p.MaximumRetryAttempts ?? LAMBDA_ASYNC_DEFAULTS.maximumRetryAttempts,
-      ),
-      maximumEventAgeSeconds: Number(
-        p.MaximumEventAgeInSeconds ?? LAMBDA_ASYNC_DEFAULTS.maximumEventAgeSeconds,
-      ),
-    });
-  }
-  return configs;
 };
 
 /**

@@ -8,11 +8,13 @@ import type { AwsClients } from '../adapters/clients.ts';
 import { queueDepth } from '../adapters/sqs.ts';
 import { type AsyncInvocations, type AsyncOutcome, asyncInvocations } from './async-invocations.ts';
 import { adminClients } from './clients.ts';
+import { type CrashRule, installCrashHooks } from './crash-hooks.ts';
 import type { RunningDynamoLocal } from './dynamodb-local.ts';
 import { type EdgeCall, type Emulators, LOCAL_CREDENTIALS, startEmulators } from './emulators.ts';
 import { EnvironmentPool } from './environment-pool.ts';
 import { functionLogs } from './function-logs.ts';
 import { changedFunctions, changesNeedingRestart } from './hot-swap.ts';
+import { stackAsyncFunctions } from './lambda-destinations.ts';
 import { LambdaEnvironment } from './lambda-environment.ts';
 import { waitFor } from './net.ts';
 import {
@@ -23,7 +25,6 @@ import {
   provisionStack,
 } from './provision.ts';
 import { startRuleRunner } from './rule-runner.ts';
-import { LAMBDA_ASYNC_DEFAULTS } from './rules.ts';
 import { type BatchReport, SqsPoller } from './sqs-poller.ts';
 import { loadStack } from './template.ts';
 
@@ -80,15 +81,7 @@ export interface StackUpdate {
   readonly restartNeeded: readonly string[];
 }
 
-/** A crash injected at the edge: the environment that made a matching call dies around it. */
-export interface CrashRule {
-  /** Which call: e.g. `(call) => call.action === 'TransactWriteItems'`. */
-  readonly when: (call: EdgeCall, fn: LocalFunction) => boolean;
-  /** Before the call reaches the emulator, or after it took effect (its answer is lost). */
-  readonly phase: 'before' | 'after';
-  /** How many times it fires. Default 1. */
-  readonly times?: number;
-}
+export type { CrashRule } from './crash-hooks.ts';
 
 export interface LocalRuntime {
   readonly endpoint: string;
@@ -174,32 +167,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       outputs: stack.outputs,
       createdAt: new Date(),
     });
-    const byKey = new Map<string, LambdaEnvironment>();
-    const crashes: string[] = [];
-    const rules: { rule: CrashRule; fired: number }[] = [];
-
-    const fire = async (phase: 'before' | 'after', call: EdgeCall): Promise<boolean> => {
-      const env = call.accessKeyId ? byKey.get(call.accessKeyId) : undefined;
-      if (!env) return false;
-      const match = rules.find(
-        (r) => r.rule.phase === phase && r.fired < (r.rule.times ?? 1) && r.rule.when(call, env.fn),
-      );
-      if (!match) return false;
-      match.fired++;
-      crashes.push(`${phase}:${call.action}@${env.fn.name}`);
-      await env.crash();
-      return true;
-    };
-    removeHooks = emulators.addHooks({
-      beforeCall: async (call) => ((await fire('before', call)) ? 'drop' : 'forward'),
-      afterCall: async (call, status) => {
-        if (status < 300 && options.onCall) {
-          const env = call.accessKeyId ? byKey.get(call.accessKeyId) : undefined;
-          if (env) options.onCall(call, env.fn);
-        }
-        return status < 300 && (await fire('after', call)) ? 'drop' : 'deliver';
-      },
-    });
+    const hooks = installCrashHooks(emulators, options.onCall);
+    removeHooks = hooks.remove;
+    const { byKey } = hooks;
 
     let environmentsStarted = 0;
     const environments = new EnvironmentPool(stack.functions, (fn) => {
@@ -271,11 +241,18 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       if (!fn) throw new Error(`no function ${name} in ${stack.stackName}`);
       return environments.run(fn.logicalId, (env) => env.invoke(event, log, requestId));
     };
-    const invocations = asyncInvocations({
-      invoke: (fn, event) => invoke(fn, event),
-      configOf: (id) =>
-        stack.functions.find((f) => f.logicalId === id)?.asyncInvoke ?? LAMBDA_ASYNC_DEFAULTS,
+    const invocations: AsyncInvocations = asyncInvocations({
+      ...stackAsyncFunctions({
+        functions: () => stack.functions,
+        queues: stack.queues,
+        region: emulators.region,
+        account: LOCAL_ACCOUNT,
+        sqs: clients.sqs,
+        invoke: (fn, event, requestId) => invoke(fn, event, undefined, requestId),
+        enqueue: (fn, event) => invocations.enqueue(fn, event),
+      }),
       ...(options.asyncRetryDelaysMs ? { retryDelaysMs: options.asyncRetryDelaysMs } : {}),
+      ...(options.warn ? { warn: options.warn } : {}),
     });
     asyncRuns = invocations;
     const ruleRunner = startRuleRunner({
@@ -357,10 +334,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       clients,
       pollers,
       environments: environments.environments,
-      crashes,
-      addCrash: (rule) => {
-        rules.push({ rule, fired: 0 });
-      },
+      crashes: hooks.crashes,
+      addCrash: hooks.addCrash,
       drain: async ({ timeoutMs = 60_000 } = {}) => {
         // Idle twice in a row: a message handed from one function to the next is never missed.
         let streak = 0;

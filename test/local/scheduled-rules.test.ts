@@ -3,14 +3,17 @@
  * the minute it names, its target sent the scheduled event or a constant input, a failed run
  * retried by "Lambda" with the same event as often as the function's event invoke config allows,
  * and a rule the runtime does not run named rather than silently ignored; an `Event` invocation
- * of the Invoke API retried the same way; EventBridge's API answering for the rules. The assembly is written by hand: functions that record
+ * of the Invoke API retried the same way, its outcome sent to the function's destinations and
+ * dead-letter queue; EventBridge's API answering for the rules. The assembly is written by hand: functions that record
  * the events they get, two of them failing their first invocation.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import AWS from 'aws-sdk';
+import * as v from 'valibot';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AsyncOutcome } from '../../local/async-invocations.ts';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
@@ -31,11 +34,12 @@ export const handler = async (event) => {
   const first = !existsSync(process.env.EVENTS_FILE);
   appendFileSync(process.env.EVENTS_FILE, JSON.stringify(event) + '\\n');
   if (first && process.env.FAIL_FIRST) throw new Error('the first run fails');
+  if (process.env.FAIL_ALWAYS) throw new Error('it always fails');
   return { recorded: true };
 };
 `;
 
-const fn = (variables: Record<string, unknown>) => ({
+const fn = (variables: Record<string, unknown>, properties: Record<string, unknown> = {}) => ({
   Type: 'AWS::Lambda::Function',
   Metadata: { 'aws:asset:path': 'asset.rules' },
   Properties: {
@@ -43,6 +47,7 @@ const fn = (variables: Record<string, unknown>) => ({
     Timeout: 30,
     MemorySize: 128,
     Environment: { Variables: variables },
+    ...properties,
   },
 });
 
@@ -179,6 +184,123 @@ describe('scheduled rules in the local runtime', () => {
       what: 'the failed invocation to be retried',
     });
     expect(events(dir, 'once.ndjson')).toEqual([{ order: 1001 }, { order: 1001 }]);
+  });
+
+  it('sends an invocation record to the on-failure and on-success destinations, and the event to the dead-letter queue', async () => {
+    const stackName = uniqueName('dest');
+    const queue = { Type: 'AWS::SQS::Queue', Properties: {} };
+    const arnOf = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+    const { assembly, dir } = writeAssembly(stackName, {
+      Failures: queue,
+      Successes: queue,
+      Dead: queue,
+      // Its dead-letter queue is the function's own setting.
+      Broken: fn(
+        { EVENTS_FILE: join(work, `${stackName}-broken.ndjson`), FAIL_ALWAYS: '1' },
+        { DeadLetterConfig: { TargetArn: arnOf('Dead') } },
+      ),
+      BrokenAsync: {
+        Type: 'AWS::Lambda::EventInvokeConfig',
+        Properties: {
+          FunctionName: { Ref: 'Broken' },
+          Qualifier: '$LATEST',
+          MaximumRetryAttempts: 1,
+          DestinationConfig: {
+            OnFailure: { Destination: arnOf('Failures') },
+            OnSuccess: { Destination: 'arn:aws:sns:us-east-1:000000000000:alerts' },
+          },
+        },
+      },
+      SteadyAsync: {
+        Type: 'AWS::Lambda::EventInvokeConfig',
+        Properties: {
+          FunctionName: { Ref: 'Steady' },
+          Qualifier: '$LATEST',
+          DestinationConfig: { OnSuccess: { Destination: arnOf('Successes') } },
+        },
+      },
+    });
+
+    const runtime = await startLocalRuntime({
+      assemblyDir: assembly,
+      emulators: emulators(),
+      asyncRetryDelaysMs: [200, 400],
+    });
+    runtimes.push(runtime);
+    expect(runtime.stack.notRun).toEqual([
+      "Broken's on-success destination arn:aws:sns:us-east-1:000000000000:alerts: not emulated (the stack's queues and functions are)",
+    ]);
+    const lambda = new LambdaClient({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    const nameOf = (id: string) => runtime.stack.functions.find((f) => f.logicalId === id)?.name;
+    for (const [id, order] of [
+      ['Broken', 7],
+      ['Steady', 8],
+    ] as const)
+      await lambda.send(
+        new InvokeCommand({
+          FunctionName: nameOf(id),
+          InvocationType: 'Event',
+          Payload: JSON.stringify({ order }),
+        }),
+      );
+
+    const urlOf = (id: string) => runtime.stack.queues.find((q) => q.logicalId === id)?.url;
+    const receive = async (id: string) => {
+      let messages: Message[] = [];
+      await waitFor(
+        async () => {
+          messages =
+            (
+              await runtime.clients.sqs.send(
+                new ReceiveMessageCommand({
+                  QueueUrl: urlOf(id),
+                  MessageAttributeNames: ['All'],
+                  WaitTimeSeconds: 1,
+                }),
+              )
+            ).Messages ?? [];
+          return messages.length > 0;
+        },
+        { timeoutMs: DEADLINE_MS, what: `a message in ${id}` },
+      );
+      return messages;
+    };
+    const [failure] = await receive('Failures');
+    const record: unknown = JSON.parse(failure?.Body ?? '{}');
+    expect(record).toMatchObject({
+      version: '1.0',
+      requestContext: {
+        functionArn: expect.stringMatching(/:function:.*-Broken:\$LATEST$/),
+        condition: 'RetriesExhausted',
+        approximateInvokeCount: 2,
+      },
+      requestPayload: { order: 7 },
+      responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
+      responsePayload: { errorType: 'Error', errorMessage: 'it always fails' },
+    });
+    const [dead] = await receive('Dead');
+    expect(JSON.parse(dead?.Body ?? '')).toEqual({ order: 7 });
+    expect(dead?.MessageAttributes).toMatchObject({
+      RequestID: {
+        StringValue: v.parse(
+          v.object({ requestContext: v.object({ requestId: v.string() }) }),
+          record,
+        ).requestContext.requestId,
+      },
+      ErrorCode: { StringValue: '200' },
+      ErrorMessage: { StringValue: 'it always fails' },
+    });
+    const [success] = await receive('Successes');
+    expect(JSON.parse(success?.Body ?? '')).toMatchObject({
+      requestContext: { condition: 'Success', approximateInvokeCount: 1 },
+      requestPayload: { order: 8 },
+      responsePayload: { recorded: true },
+    });
+    expect(events(dir, 'steady.ndjson')).toEqual([{ order: 8 }]);
   });
 
   it('answers EventBridge’s API for its rules, and pauses and resumes one with DisableRule and EnableRule', async () => {

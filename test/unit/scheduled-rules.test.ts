@@ -4,15 +4,14 @@
  * Timers are faked: a run a day away is reached at once.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type AsyncOutcome, asyncInvocations } from '../../local/async-invocations.ts';
-import { startRuleRunner } from '../../local/rule-runner.ts';
 import {
   type AsyncInvokeConfig,
   asyncInvokeConfigs,
   LAMBDA_ASYNC_DEFAULTS,
-  type LocalSchedule,
-  scheduledRules,
-} from '../../local/rules.ts';
+} from '../../local/async-config.ts';
+import { type AsyncOutcome, asyncInvocations } from '../../local/async-invocations.ts';
+import { startRuleRunner } from '../../local/rule-runner.ts';
+import { type LocalSchedule, scheduledRules } from '../../local/rules.ts';
 import { parseScheduleExpression } from '../../local/schedule-expression.ts';
 
 const FUNCTIONS = ['Fn', 'Other'];
@@ -165,7 +164,12 @@ describe('the rule runner and Lambda’s asynchronous invocations', () => {
       if (calls.length <= failures) throw new Error(`failure ${calls.length}`);
       return { ok: calls.length };
     };
-    const invocations = asyncInvocations({ invoke, configOf: () => config });
+    const invocations = asyncInvocations({
+      invoke,
+      configOf: () => config,
+      describe: () => ({ arn: 'arn:aws:lambda:us-east-1:000000000000:function:app-Fn' }),
+      deliver: async () => {},
+    });
     const runner = startRuleRunner({
       schedules,
       region: 'us-east-1',
