@@ -65,6 +65,8 @@ export interface ProvisionedStack {
    * runtime, a container image), what would invoke them, and rules it does not run.
    */
   readonly notRun: readonly string[];
+  /** What runs, but differently than on AWS (a layer not mounted, filters not applied). */
+  readonly differences: readonly string[];
   /** What each provisioned resource and function answers to `Ref` and `Fn::GetAtt`. */
   readonly physical: ReadonlyMap<string, PhysicalResource>;
 }
@@ -248,6 +250,22 @@ export const provisionStack = async (
     }),
   ];
 
+  // What runs, but not as on AWS: said once at start rather than found out later.
+  const run = new Set([...functions.map((f) => f.logicalId), ...mappings.map((m) => m.logicalId)]);
+  const differences = entries.flatMap(([id, r]) => {
+    if (!run.has(id)) return [];
+    const layers = r.Properties.Layers;
+    if (Array.isArray(layers) && layers.length > 0)
+      return [
+        `${id}: its ${layers.length === 1 ? 'layer is' : `${layers.length} layers are`} not mounted (what its code loads from /opt is missing locally)`,
+      ];
+    if (r.Properties.FilterCriteria !== undefined)
+      return [
+        `${id}: its FilterCriteria are not applied (every message reaches the function; on AWS, Lambda deletes the messages no filter matches)`,
+      ];
+    return [];
+  });
+
   const outputs: Record<string, string> = {};
   for (const [name, output] of Object.entries(template.Outputs)) {
     try {
@@ -278,6 +296,7 @@ export const provisionStack = async (
     outputs,
     notEmulated,
     notRun,
+    differences,
     physical,
   };
 };

@@ -149,6 +149,7 @@ describe('provisioning from the synthesized template', () => {
     expect(stack.notEmulated).not.toContain('AWS::Events::Rule');
     expect(stack.notEmulated).not.toContain('AWS::Lambda::EventInvokeConfig');
     expect(stack.notRun).toEqual([]);
+    expect(stack.differences).toEqual([]);
     // The aggregate queue coalesces (aggregateWindowSeconds): FIFO, per group, delayed 2 s.
     const aggregate = stack.queues.find((q) => q.url === stack.outputs.AggregateQueueUrl);
     expect(aggregate?.url).toMatch(/\.fifo$/);
@@ -292,7 +293,7 @@ describe('a template the emulators cannot follow or Lambda would refuse', () => 
     );
   });
 
-  it('names a function it cannot run, and what would invoke it, rather than refusing the stack', async () => {
+  it('names a function it cannot run, what would invoke it, and what runs differently, rather than refusing the stack', async () => {
     const assemblyDir = mkdtempSync(join(tmpdir(), 'onceflow-runtimes-'));
     mkdirSync(join(assemblyDir, 'asset.node'));
     writeFileSync(join(assemblyDir, 'asset.node', 'index.mjs'), 'export const handler = () => 1;');
@@ -308,7 +309,25 @@ describe('a template the emulators cannot follow or Lambda would refuse', () => 
         template: {
           Resources: {
             Work: { Type: 'AWS::SQS::Queue', Metadata: {}, Properties: {} },
-            Node: fn('nodejs24.x', 'asset.node'),
+            Node: {
+              ...fn('nodejs24.x', 'asset.node'),
+              Properties: {
+                Handler: 'index.handler',
+                Runtime: 'nodejs24.x',
+                Layers: [
+                  'arn:aws:lambda:us-east-1:094274105915:layer:AWSLambdaPowertoolsTypeScriptV2:40',
+                ],
+              },
+            },
+            NodeTrigger: {
+              Type: 'AWS::Lambda::EventSourceMapping',
+              Metadata: {},
+              Properties: {
+                EventSourceArn: { 'Fn::GetAtt': ['Work', 'Arn'] },
+                FunctionName: { Ref: 'Node' },
+                FilterCriteria: { Filters: [{ Pattern: '{"body":{"kind":["order"]}}' }] },
+              },
+            },
             Python: fn('python3.13', 'asset.python'),
             Image: {
               Type: 'AWS::Lambda::Function',
@@ -331,7 +350,12 @@ describe('a template the emulators cannot follow or Lambda would refuse', () => 
       LOCAL_REGION,
     );
     expect(stack.functions.map((f) => f.logicalId)).toEqual(['Node']);
-    expect(stack.mappings).toEqual([]);
+    expect(stack.mappings.map((m) => m.logicalId)).toEqual(['NodeTrigger']);
+    // What runs, but not as on AWS, is said too.
+    expect(stack.differences).toEqual([
+      'Node: its layer is not mounted (what its code loads from /opt is missing locally)',
+      'NodeTrigger: its FilterCriteria are not applied (every message reaches the function; on AWS, Lambda deletes the messages no filter matches)',
+    ]);
     expect(stack.notRun).toEqual([
       'Python: the python3.13 runtime (only Node.js functions run locally)',
       'Image: a container image',
