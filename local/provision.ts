@@ -251,20 +251,24 @@ export const provisionStack = async (
   ];
 
   // What runs, but not as on AWS: said once at start rather than found out later.
-  const run = new Set([...functions.map((f) => f.logicalId), ...mappings.map((m) => m.logicalId)]);
-  const differences = entries.flatMap(([id, r]) => {
-    if (!run.has(id)) return [];
-    const layers = r.Properties.Layers;
-    if (Array.isArray(layers) && layers.length > 0)
-      return [
-        `${id}: its ${layers.length === 1 ? 'layer is' : `${layers.length} layers are`} not mounted (what its code loads from /opt is missing locally)`,
-      ];
-    if (r.Properties.FilterCriteria !== undefined)
-      return [
-        `${id}: its FilterCriteria are not applied (every message reaches the function; on AWS, Lambda deletes the messages no filter matches)`,
-      ];
-    return [];
-  });
+  const run = new Set(functions.map((f) => f.logicalId));
+  const differences = [
+    ...entries.flatMap(([id, r]) => {
+      const layers = r.Properties.Layers;
+      return run.has(id) && Array.isArray(layers) && layers.length > 0
+        ? [
+            `${id}: its ${layers.length === 1 ? 'layer is' : `${layers.length} layers are`} not mounted (what its code loads from /opt is missing locally)`,
+          ]
+        : [];
+    }),
+    ...mappings.flatMap((m) =>
+      m.filtersNotApplied === undefined
+        ? []
+        : [
+            `${m.logicalId}: its FilterCriteria are not applied, ${m.filtersNotApplied} (every message reaches the function; on AWS, Lambda deletes the messages no filter matches)`,
+          ],
+    ),
+  ];
 
   const outputs: Record<string, string> = {};
   for (const [name, output] of Object.entries(template.Outputs)) {

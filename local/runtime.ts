@@ -211,6 +211,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         batchingWindowSeconds: mapping.batchingWindowSeconds,
         maxConcurrency: concurrency,
         reportBatchItemFailures: mapping.reportBatchItemFailures,
+        filters: mapping.filters,
         invoke: (_slot, event) => environments.run(fn.logicalId, (env) => env.invoke(event)),
         ...(options.retryDelaySeconds === undefined
           ? {}

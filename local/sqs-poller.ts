@@ -18,6 +18,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { queueDepth } from '../adapters/sqs.ts';
+import { bodyPasses, type FilterPattern } from './event-filter.ts';
 import { eventsWithinPayload, failedIdsOf, toSqsEvent, toSqsRecord } from './sqs-event.ts';
 
 export interface PollerOptions {
@@ -29,6 +30,11 @@ export interface PollerOptions {
   readonly batchingWindowSeconds: number;
   readonly maxConcurrency: number;
   readonly reportBatchItemFailures: boolean;
+  /**
+   * The mapping's `FilterCriteria`: a message whose body no filter matches is deleted without
+   * being invoked, as Lambda does. Default none: every message is invoked.
+   */
+  readonly filters?: readonly FilterPattern[];
   /** Runs one invocation in the given concurrency slot; rejects when the invocation failed. */
   readonly invoke: (slot: number, event: ReturnType<typeof toSqsEvent>) => Promise<unknown>;
   /**
@@ -267,7 +273,11 @@ export class SqsPoller {
    * payload limit. On a FIFO queue, a message whose group failed in an earlier part is returned
    * uninvoked, so that none runs ahead of a message of its group that failed.
    */
-  async #process(slot: number, messages: Message[]): Promise<void> {
+  async #process(slot: number, received: Message[]): Promise<void> {
+    const filters = this.#o.filters ?? [];
+    const messages = received.filter((m) => bodyPasses(filters, m.Body ?? ''));
+    await this.#delete(received.filter((m) => !messages.includes(m)));
+    if (messages.length === 0) return;
     const byId = new Map(messages.map((m) => [m.MessageId ?? '', m]));
     const records = messages.map((m) => toSqsRecord(m, this.#o.queueArn, this.#o.region));
     const groupOf = (r: SQSRecord) => r.attributes.MessageGroupId;
@@ -315,6 +325,20 @@ export class SqsPoller {
     }
   }
 
+  async #delete(messages: readonly Message[]): Promise<void> {
+    // SQS batch calls take ten entries at most.
+    for (let i = 0; i < messages.length; i += 10) {
+      await this.#o.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: this.#o.queueUrl,
+          Entries: messages
+            .slice(i, i + 10)
+            .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle ?? '' })),
+        }),
+      );
+    }
+  }
+
   /** Deletes what succeeded, returns what failed, and reports the invocation. */
   async #settle(
     messages: readonly Message[],
@@ -322,17 +346,7 @@ export class SqsPoller {
   ): Promise<void> {
     const done = messages.filter((m) => !failed.includes(m.MessageId ?? ''));
     const retry = messages.filter((m) => failed.includes(m.MessageId ?? ''));
-    // SQS batch calls take ten entries at most.
-    for (let i = 0; i < done.length; i += 10) {
-      await this.#o.sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: this.#o.queueUrl,
-          Entries: done
-            .slice(i, i + 10)
-            .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle ?? '' })),
-        }),
-      );
-    }
+    await this.#delete(done);
     const delay = this.#o.retryDelaySeconds;
     if (delay !== undefined) await this.#setVisibility(retry, delay);
     await this.#o.onBatch?.({

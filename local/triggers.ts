@@ -3,6 +3,12 @@
  * (EventBridge's rules are read in `rules.ts`), and the event a scheduled rule sends.
  */
 import { randomUUID } from 'node:crypto';
+import {
+  type FilterPattern,
+  InvalidFilterError,
+  parseFilterCriteria,
+  UnsupportedFilterError,
+} from './event-filter.ts';
 import { asRecord, type ResourceEntries, referencesOf } from './template.ts';
 
 export interface LocalEventSourceMapping {
@@ -15,6 +21,10 @@ export interface LocalEventSourceMapping {
   readonly maxConcurrency: number | undefined;
   readonly reportBatchItemFailures: boolean;
   readonly enabled: boolean;
+  /** Its `FilterCriteria`, applied to each message's body (empty: none, every message passes). */
+  readonly filters: readonly FilterPattern[];
+  /** Why its `FilterCriteria` are not applied locally, when they are not. */
+  readonly filtersNotApplied?: string;
 }
 
 /** Every SQS event source mapping between one of `queueIds` and one of `functionIds`. */
@@ -32,6 +42,18 @@ export const eventSourceMappings = (
     const functionLogicalId = referencesOf(p.FunctionName).find((r) => functionIds.includes(r));
     if (!queueLogicalId || !functionLogicalId) continue;
     const scaling = asRecord(p.ScalingConfig);
+    let filters: FilterPattern[] = [];
+    let filtersNotApplied: string | undefined;
+    try {
+      filters = parseFilterCriteria(p.FilterCriteria);
+    } catch (error) {
+      if (error instanceof UnsupportedFilterError) filtersNotApplied = error.message;
+      else if (error instanceof InvalidFilterError)
+        throw new Error(`event source mapping ${id} cannot be created: ${error.message}`, {
+          cause: error,
+        });
+      else throw error;
+    }
     mappings.push({
       logicalId: id,
       functionLogicalId,
@@ -44,6 +66,8 @@ export const eventSourceMappings = (
         Array.isArray(p.FunctionResponseTypes) &&
         p.FunctionResponseTypes.includes('ReportBatchItemFailures'),
       enabled: p.Enabled !== false,
+      filters,
+      ...(filtersNotApplied === undefined ? {} : { filtersNotApplied }),
     });
   }
   return mappings;

@@ -8,6 +8,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sendBodies } from '../../adapters/sqs.ts';
 import { LOCAL_REGION } from '../../local/emulators.ts';
+import { parseFilterCriteria } from '../../local/event-filter.ts';
 import { INVOKE_PAYLOAD_BYTES } from '../../local/lambda-quotas.ts';
 import { waitFor } from '../../local/net.ts';
 import { failedIdsOf } from '../../local/sqs-event.ts';
@@ -155,6 +156,39 @@ describe('the local SQS poller', () => {
     expect(seen.filter((b) => b === 'fail-1')).toHaveLength(2);
     expect(seen.filter((b) => b === 'ok-1')).toHaveLength(1);
     expect(seen.filter((b) => b === 'ok-2')).toHaveLength(1);
+  });
+
+  it('deletes unseen the messages no filter matches, and invokes only the others', async () => {
+    const q = await setup();
+    const bodies = [
+      JSON.stringify({ kind: 'order', amount: 25 }),
+      JSON.stringify({ kind: 'refund', amount: 25 }),
+      JSON.stringify({ kind: 'order', amount: 0 }),
+      'ping',
+      'not {json',
+    ];
+    await q.send(bodies);
+    const seen: string[] = [];
+    q.poll({
+      // An order with a positive amount, or the plain string `ping`.
+      filters: parseFilterCriteria({
+        Filters: [
+          { Pattern: '{"body":{"kind":["order"],"amount":[{"numeric":[">",0]}]}}' },
+          { Pattern: '{"body":["ping"]}' },
+        ],
+      }),
+      invoke: async (_, event) => {
+        seen.push(...bodiesOf(event));
+        return { batchItemFailures: [] };
+      },
+    });
+    await waitFor(async () => (await q.depth()) === 0, {
+      timeoutMs: DEADLINE_MS,
+      what: 'the queue to empty',
+    });
+    expect(seen.sort()).toEqual([bodies[0], 'ping'].sort());
+    // Invocations report only what they were given.
+    expect(q.reports.flatMap((r) => r.messageIds)).toHaveLength(2);
   });
 
   it('returns the whole batch when the function throws, and when it answers an unknown id', async () => {

@@ -328,6 +328,15 @@ describe('a template the emulators cannot follow or Lambda would refuse', () => 
                 FilterCriteria: { Filters: [{ Pattern: '{"body":{"kind":["order"]}}' }] },
               },
             },
+            SenderTrigger: {
+              Type: 'AWS::Lambda::EventSourceMapping',
+              Metadata: {},
+              Properties: {
+                EventSourceArn: { 'Fn::GetAtt': ['Work', 'Arn'] },
+                FunctionName: { Ref: 'Node' },
+                FilterCriteria: { Filters: [{ Pattern: '{"attributes":{"SenderId":["x"]}}' }] },
+              },
+            },
             Python: fn('python3.13', 'asset.python'),
             Image: {
               Type: 'AWS::Lambda::Function',
@@ -350,11 +359,14 @@ describe('a template the emulators cannot follow or Lambda would refuse', () => 
       LOCAL_REGION,
     );
     expect(stack.functions.map((f) => f.logicalId)).toEqual(['Node']);
-    expect(stack.mappings.map((m) => m.logicalId)).toEqual(['NodeTrigger']);
+    expect(stack.mappings.map((m) => [m.logicalId, m.filters])).toEqual([
+      ['NodeTrigger', [{ body: { kind: ['order'] } }]],
+      ['SenderTrigger', []],
+    ]);
     // What runs, but not as on AWS, is said too.
     expect(stack.differences).toEqual([
       'Node: its layer is not mounted (what its code loads from /opt is missing locally)',
-      'NodeTrigger: its FilterCriteria are not applied (every message reaches the function; on AWS, Lambda deletes the messages no filter matches)',
+      'SenderTrigger: its FilterCriteria are not applied, a filter on attributes (SQS filters take body only) (every message reaches the function; on AWS, Lambda deletes the messages no filter matches)',
     ]);
     expect(stack.notRun).toEqual([
       'Python: the python3.13 runtime (only Node.js functions run locally)',
