@@ -122,14 +122,18 @@ const reportLine = (
   durationMs: number,
   memoryMb: number,
   initMs?: number,
-): string =>
-  [
+): string => {
+  // In whole hundredths, as printed: the billed figure is the printed ones' sum rounded up.
+  const duration = Math.round(durationMs * 100);
+  const init = initMs === undefined ? undefined : Math.round(initMs * 100);
+  return [
     `REPORT RequestId: ${requestId}`,
-    `Duration: ${durationMs.toFixed(2)} ms`,
-    `Billed Duration: ${Math.ceil(durationMs + (initMs ?? 0))} ms`,
+    `Duration: ${(duration / 100).toFixed(2)} ms`,
+    `Billed Duration: ${Math.ceil((duration + (init ?? 0)) / 100)} ms`,
     `Memory Size: ${memoryMb} MB`,
-    ...(initMs === undefined ? [] : [`Init Duration: ${initMs.toFixed(2)} ms`]),
+    ...(init === undefined ? [] : [`Init Duration: ${(init / 100).toFixed(2)} ms`]),
   ].join('\t');
+};
 
 export class LambdaEnvironment {
   readonly fn: LocalFunction;
