@@ -64,6 +64,14 @@ export const forward = (
   body?: Buffer,
 ): Promise<void> =>
   new Promise((resolve) => {
+    // The caller left before the exchange began: it waited behind an S3 key's lock or a fault
+    // hook while its environment crashed. Nothing is forwarded (its request never arrived
+    // whole) and nobody is answered. Forwarded, its body would never end, and neither would
+    // the exchange, holding the key's lock from every later write to that key.
+    if (res.closed || res.destroyed) {
+      req.resume();
+      return resolve();
+    }
     const target = new URL(upstream.url);
     const proxied = request(
       {

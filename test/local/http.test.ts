@@ -1,7 +1,7 @@
 /**
  * The edge's connections to the emulators behind it: idle ones close before an upstream would
  * close them under a request, busy ones (a long poll) stay open as long as the answer takes, and
- * an exchange ends when its caller leaves, whatever stage it is at.
+ * an exchange ends when its caller leaves, whatever stage it is at (before it began included).
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
@@ -131,6 +131,51 @@ describe('an exchange through the edge whose caller leaves', () => {
       await reached;
       caller.destroy();
       // The exchange ends (an S3 key's lock is held until it does), well within the deadline.
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        exchange?.then(() => 'ended'),
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve('still open'), DEADLINE_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      expect(outcome).toBe('ended');
+    } finally {
+      edge.closeAllConnections();
+      await new Promise((resolve) => edge.close(resolve));
+    }
+  });
+
+  it('ends when the caller left before it began, as a call queued behind a key’s lock does when its environment crashes', async () => {
+    // An upstream that answers once it has the whole body, as an emulator does.
+    server = createServer((req, res) => {
+      req.resume();
+      req.once('end', () => res.end('ok'));
+    });
+    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    let exchange: Promise<void> | undefined;
+    let arrived = () => {};
+    const queued = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const edge = createServer((req, res) => {
+      arrived();
+      // Queued (behind an S3 key's lock): the exchange begins once its caller has gone.
+      exchange = (async () => {
+        if (!res.closed) await once(res, 'close');
+        return forward(req, res, { url, name: 'upstream' });
+      })();
+    });
+    await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = edge.address() as AddressInfo;
+      const caller = request({ host: '127.0.0.1', port, method: 'PUT', path: '/bucket/key' });
+      caller.on('error', () => {});
+      // Half a body, then the environment dies.
+      caller.write('part of a body');
+      await queued;
+      caller.destroy();
       let timer: NodeJS.Timeout | undefined;
       const outcome = await Promise.race([
         exchange?.then(() => 'ended'),
