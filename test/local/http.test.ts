@@ -4,7 +4,14 @@
  * an exchange ends when its caller leaves, whatever stage it is at (before it began included).
  */
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, request, type Server } from 'node:http';
+import {
+  type ClientRequest,
+  createServer,
+  type IncomingMessage,
+  request,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { forward, requestUpstream, UPSTREAM_IDLE_MS } from '../../local/http.ts';
@@ -105,45 +112,61 @@ describe('an exchange through the edge whose fault hook fails', () => {
   });
 });
 
+/**
+ * An exchange the edge begins with `begin`, whose caller sends with `send` and leaves once
+ * `begin` says it may: whether the exchange then ends within the deadline (an S3 key's lock is
+ * held until it does).
+ */
+const endsWhenCallerLeaves = async (
+  begin: (req: IncomingMessage, res: ServerResponse, leave: () => void) => Promise<void>,
+  send: (caller: ClientRequest) => void,
+) => {
+  let leave = () => {};
+  const leaving = new Promise<void>((resolve) => {
+    leave = resolve;
+  });
+  let exchange: Promise<void> | undefined;
+  const edge = createServer((req, res) => {
+    exchange = begin(req, res, leave);
+  });
+  await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = edge.address() as AddressInfo;
+    const caller = request({ host: '127.0.0.1', port, method: 'PUT', path: '/bucket/key' });
+    caller.on('error', () => {});
+    send(caller);
+    await leaving;
+    caller.destroy();
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      exchange?.then(() => 'ended'),
+      new Promise((resolve) => {
+        timer = setTimeout(() => resolve('still open'), DEADLINE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    return outcome;
+  } finally {
+    edge.closeAllConnections();
+    await new Promise((resolve) => edge.close(resolve));
+  }
+};
+
 describe('an exchange through the edge whose caller leaves', () => {
   it('ends when the caller leaves while a hook holds the answer, as a crash of its environment does', async () => {
     const { url } = await upstream(0);
-    let hookReached = () => {};
-    const reached = new Promise<void>((resolve) => {
-      hookReached = resolve;
-    });
-    let exchange: Promise<void> | undefined;
-    const edge = createServer((req, res) => {
+    const outcome = await endsWhenCallerLeaves(
       // The fault hooks hold an answer while they crash the environment that made another call;
       // this call's caller (in the same environment) leaves meanwhile. Then the hook delivers.
-      exchange = forward(req, res, { url, name: 'upstream' }, async () => {
-        hookReached();
-        if (!res.closed) await once(res, 'close');
-        return 'deliver';
-      });
-    });
-    await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = edge.address() as AddressInfo;
-      const caller = request({ host: '127.0.0.1', port, method: 'PUT', path: '/bucket/key' });
-      caller.on('error', () => {});
-      caller.end('body');
-      await reached;
-      caller.destroy();
-      // The exchange ends (an S3 key's lock is held until it does), well within the deadline.
-      let timer: NodeJS.Timeout | undefined;
-      const outcome = await Promise.race([
-        exchange?.then(() => 'ended'),
-        new Promise((resolve) => {
-          timer = setTimeout(() => resolve('still open'), DEADLINE_MS);
+      (req, res, leave) =>
+        forward(req, res, { url, name: 'upstream' }, async () => {
+          leave();
+          if (!res.closed) await once(res, 'close');
+          return 'deliver';
         }),
-      ]);
-      clearTimeout(timer);
-      expect(outcome).toBe('ended');
-    } finally {
-      edge.closeAllConnections();
-      await new Promise((resolve) => edge.close(resolve));
-    }
+      (caller) => caller.end('body'),
+    );
+    expect(outcome).toBe('ended');
   });
 
   it('ends when the caller left before it began, as a call queued behind a key’s lock does when its environment crashes', async () => {
@@ -154,40 +177,16 @@ describe('an exchange through the edge whose caller leaves', () => {
     });
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    let exchange: Promise<void> | undefined;
-    let arrived = () => {};
-    const queued = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
-    const edge = createServer((req, res) => {
-      arrived();
+    const outcome = await endsWhenCallerLeaves(
       // Queued (behind an S3 key's lock): the exchange begins once its caller has gone.
-      exchange = (async () => {
+      async (req, res, leave) => {
+        leave();
         if (!res.closed) await once(res, 'close');
         return forward(req, res, { url, name: 'upstream' });
-      })();
-    });
-    await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = edge.address() as AddressInfo;
-      const caller = request({ host: '127.0.0.1', port, method: 'PUT', path: '/bucket/key' });
-      caller.on('error', () => {});
+      },
       // Half a body, then the environment dies.
-      caller.write('part of a body');
-      await queued;
-      caller.destroy();
-      let timer: NodeJS.Timeout | undefined;
-      const outcome = await Promise.race([
-        exchange?.then(() => 'ended'),
-        new Promise((resolve) => {
-          timer = setTimeout(() => resolve('still open'), DEADLINE_MS);
-        }),
-      ]);
-      clearTimeout(timer);
-      expect(outcome).toBe('ended');
-    } finally {
-      edge.closeAllConnections();
-      await new Promise((resolve) => edge.close(resolve));
-    }
+      (caller) => caller.write('part of a body'),
+    );
+    expect(outcome).toBe('ended');
   });
 });
