@@ -53,12 +53,9 @@ export interface LambdaBackend {
 export const isLambdaRequest = (req: IncomingMessage) =>
   /^\/(2015-03-31|2019-09-25)\//.test(req.url ?? '');
 
-const arnOf = (region: string, fn: LocalFunction) =>
-  `arn:aws:lambda:${region}:${ACCOUNT}:function:${fn.name}`;
-
-const configurationOf = (region: string, fn: LocalFunction) => ({
+const configurationOf = (fn: LocalFunction) => ({
   FunctionName: fn.name,
-  FunctionArn: arnOf(region, fn),
+  FunctionArn: fn.arn,
   Runtime: LAMBDA_RUNTIME,
   Handler: `index.${fn.handlerExport}`,
   MemorySize: fn.memoryMb,
@@ -196,7 +193,7 @@ export const answerLambda = async (
     );
   }
   if (id === undefined && req.method === 'GET') {
-    const Functions = backends.flatMap((b) => b.functions.map((f) => configurationOf(b.region, f)));
+    const Functions = backends.flatMap((b) => b.functions.map(configurationOf));
     return json(res, 200, { Functions });
   }
   const found = id === undefined ? undefined : find(backends, id);
@@ -210,7 +207,7 @@ export const answerLambda = async (
     );
   }
   const { backend, fn } = found;
-  const configuration = configurationOf(backend.region, fn);
+  const configuration = configurationOf(fn);
   if (req.method === 'GET' && sub === undefined) {
     return json(res, 200, { Configuration: configuration, Code: { RepositoryType: 'S3' } });
   }
@@ -218,7 +215,7 @@ export const answerLambda = async (
   if (req.method === 'GET' && sub === 'event-invoke-config') {
     // The template's AWS::Lambda::EventInvokeConfig of $LATEST, as GetFunctionEventInvokeConfig.
     const qualifier = url.searchParams.get('Qualifier') ?? '$LATEST';
-    const arn = `${arnOf(backend.region, fn)}:${qualifier}`;
+    const arn = `${fn.arn}:${qualifier}`;
     if (qualifier !== '$LATEST' || !fn.asyncInvoke)
       return error(
         res,

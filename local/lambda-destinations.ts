@@ -17,15 +17,11 @@ export const stackAsyncFunctions = (o: {
   /** Read at each use: a swap replaces them. */
   readonly functions: () => readonly LocalFunction[];
   readonly queues: readonly LocalQueue[];
-  readonly region: string;
-  readonly account: string;
   readonly sqs: SQSClient;
   readonly invoke: AsyncFunctions['invoke'];
   /** Queues an asynchronous invocation of one of the stack's functions. */
   readonly enqueue: (functionLogicalId: string, event: unknown) => void;
 }): AsyncFunctions => {
-  const arnOf = (fn: LocalFunction) =>
-    `arn:aws:lambda:${o.region}:${o.account}:function:${fn.name}`;
   const byId = (id: string) => o.functions().find((f) => f.logicalId === id);
   return {
     invoke: o.invoke,
@@ -33,7 +29,7 @@ export const stackAsyncFunctions = (o: {
     describe: (id) => {
       const fn = byId(id);
       return {
-        arn: fn ? arnOf(fn) : id,
+        arn: fn?.arn ?? id,
         ...(fn?.deadLetterArn === undefined ? {} : { deadLetterArn: fn.deadLetterArn }),
       };
     },
@@ -63,7 +59,7 @@ export const stackAsyncFunctions = (o: {
         );
         return;
       }
-      const fn = o.functions().find((f) => arn === arnOf(f) || arn === `${arnOf(f)}:$LATEST`);
+      const fn = o.functions().find((f) => arn === f.arn || arn === `${f.arn}:$LATEST`);
       if (fn) return o.enqueue(fn.logicalId, payload);
       throw new Error(
         `${arn} is not emulated locally (destinations may be the stack's queues and functions)`,

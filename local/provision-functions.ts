@@ -23,6 +23,8 @@ export const LOCAL_ACCOUNT = '000000000000';
 export interface LocalFunction {
   readonly logicalId: string;
   readonly name: string;
+  /** Its ARN, as `Fn::GetAtt [fn, Arn]` resolves and Lambda's API names it. */
+  readonly arn: string;
   /** The bundled code from the cloud assembly: the exact code that would be deployed. */
   readonly handlerFile: string;
   readonly handlerExport: string;
@@ -147,9 +149,11 @@ export const functionsOf = (
     if (refusal) throw new Error(`function ${id} cannot be created: ${refusal}`);
     const [handlerFile, handlerExport] = handlerFileOf(assemblyDir, assetPath, handler);
     const deadLetter = asRecord(resource.Properties.DeadLetterConfig).TargetArn;
+    const local = physical.get(id);
     functions.push({
       logicalId: id,
-      name: physical.get(id)?.ref ?? id,
+      name: local?.ref ?? id,
+      arn: local?.attributes.Arn ?? id,
       handlerFile,
       handlerExport,
       environment,

@@ -221,6 +221,8 @@ export const provisionStack = async (
 
   // What would run a function that does not run locally runs nothing either: named, not dropped.
   const skipped = new Set(functionsNotRun.map((f) => f.logicalId));
+  // Lambda's destinations for asynchronous invocations, as emulated: the stack's queues and functions.
+  const localTargets = new Set([...queues.map((q) => q.arn), ...functions.map((f) => f.arn)]);
   const notRun = [
     ...functionsNotRun.map((f) => `${f.logicalId}: ${f.reason}`),
     ...entries.flatMap(([id, r]) => {
@@ -230,18 +232,13 @@ export const provisionStack = async (
     }),
     ...rulesNotRun,
     ...functions.flatMap((fn) => {
-      // Lambda's destinations for asynchronous invocations: the stack's queues and functions.
-      const local = new Set([
-        ...queues.map((q) => q.arn),
-        ...functions.map((f) => `arn:aws:lambda:${region}:${LOCAL_ACCOUNT}:function:${f.name}`),
-      ]);
       const targets: [string, string | undefined][] = [
         ['on-success destination', fn.asyncInvoke?.onSuccess],
         ['on-failure destination', fn.asyncInvoke?.onFailure],
         ['dead-letter queue', fn.deadLetterArn],
       ];
       return targets.flatMap(([what, arn]) =>
-        arn === undefined || local.has(arn.replace(/:\$LATEST$/, ''))
+        arn === undefined || localTargets.has(arn.replace(/:\$LATEST$/, ''))
           ? []
           : [
               `${fn.logicalId}'s ${what} ${arn}: not emulated (the stack's queues and functions are)`,

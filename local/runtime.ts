@@ -246,8 +246,6 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       ...stackAsyncFunctions({
         functions: () => stack.functions,
         queues: stack.queues,
-        region: emulators.region,
-        account: LOCAL_ACCOUNT,
         sqs: clients.sqs,
         invoke: (fn, event, requestId) => invoke(fn, event, undefined, requestId),
         enqueue: (fn, event) => invocations.enqueue(fn, event),
@@ -300,10 +298,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         region: emulators.region,
         account: LOCAL_ACCOUNT,
         schedules: stack.schedules,
-        functionArn: (id) => {
-          const fn = stack.functions.find((f) => f.logicalId === id);
-          return fn && `arn:aws:lambda:${emulators.region}:${LOCAL_ACCOUNT}:function:${fn.name}`;
-        },
+        functionArn: (id) => stack.functions.find((f) => f.logicalId === id)?.arn,
         enabled: ruleRunner.enabled,
         setEnabled: ruleRunner.setEnabled,
       },

@@ -38,6 +38,7 @@ const environment = (timeoutSeconds: number, platform?: (text: string) => void) 
     {
       logicalId: 'Fn',
       name: 'fn',
+      arn: 'arn:aws:lambda:us-east-1:000000000000:function:fn',
       handlerFile,
       handlerExport: 'handler',
       environment: {},

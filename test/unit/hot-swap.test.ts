@@ -74,6 +74,7 @@ describe('what a new synthesis changes beyond the functions', () => {
 const fn = (overrides: Partial<LocalFunction> = {}): LocalFunction => ({
   logicalId: 'Fn',
   name: 'stack-Fn',
+  arn: 'arn:aws:lambda:us-east-1:000000000000:function:stack-Fn',
   handlerFile: '/assembly/asset.aaa/index.mjs',
   handlerExport: 'handler',
   environment: { TABLE: 'stack-Things' },
