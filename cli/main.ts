@@ -20,6 +20,7 @@ import { register as replayCommand } from './commands/replay.ts';
 import { register as sendCommand } from './commands/send.ts';
 import { register as statusCommand } from './commands/status.ts';
 import { register as tableCommand } from './commands/table.ts';
+import { register as triggerCommand } from './commands/trigger.ts';
 import { program } from './program.ts';
 
 /** The CLI with every command registered (what the tests walk to check each command's help). */
@@ -43,5 +44,6 @@ for (const register of [
   sendCommand,
   statusCommand,
   tableCommand,
+  triggerCommand,
 ])
   register(program);

@@ -3,12 +3,16 @@
  * rule): the event is queued under one request id and the function invoked; a failure is retried
  * with the same event and request id a minute and then two minutes later, as often as the
  * function's event invoke config allows (twice by default) and while the event is younger than
- * its maximum age (six hours by default). The outcome goes where the function says: an invocation
- * record to its on-success or on-failure destination, a discarded event to its dead-letter queue.
+ * its maximum age (six hours by default). A throttled invocation (reserved concurrency in use)
+ * is no failure: it is tried again from a second later, the pause doubling to five minutes, for
+ * as long as the event is younger than its maximum age, and it spends none of the retries. The
+ * outcome goes where the function says: an invocation record to its on-success or on-failure
+ * destination, a discarded event to its dead-letter queue.
  */
 import { randomUUID } from 'node:crypto';
 import { type AsyncInvokeConfig, invocationRecord, type RecordCondition } from './async-config.ts';
 import { InvocationError } from './lambda-environment.ts';
+import { ASYNC_THROTTLE_BACKOFF, type Backoff, ThrottledError } from './throttling.ts';
 
 /** What one attempt at an asynchronous invocation did. */
 export interface AsyncOutcome {
@@ -45,6 +49,8 @@ export interface AsyncFunctions {
 export interface AsyncInvocationsOptions extends AsyncFunctions {
   /** Lambda's waits before its first and second retries: one and two minutes. */
   readonly retryDelaysMs?: readonly number[];
+  /** Pauses between tries of a throttled invocation: Lambda's, one second to five minutes. */
+  readonly throttleBackoff?: Backoff;
   /** Told when a delivery fails (a destination that is gone): Lambda drops it too. */
   readonly warn?: (message: string) => void;
 }
@@ -77,12 +83,15 @@ interface Queued {
   readonly requestId: string;
   readonly queuedAtMs: number;
   readonly report: ((outcome: AsyncOutcome) => void) | undefined;
+  /** The pause before the next try, should this one be throttled. */
+  throttlePauseMs: number;
 }
 
 export const asyncInvocations = (options: AsyncInvocationsOptions): AsyncInvocations => {
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
   const delays = options.retryDelaysMs ?? LAMBDA_RETRY_DELAYS_MS;
+  const throttleBackoff = options.throttleBackoff ?? ASYNC_THROTTLE_BACKOFF;
 
   const at = (atMs: number, run: () => void) => {
     if (stopped) return;
@@ -144,13 +153,24 @@ export const asyncInvocations = (options: AsyncInvocationsOptions): AsyncInvocat
       (thrown: unknown) => {
         const error = thrown instanceof Error ? thrown : new Error(String(thrown));
         const config = options.configOf(q.fn);
+        const young = (atMs: number) => atMs - q.queuedAtMs <= config.maximumEventAgeSeconds * 1000;
+        if (error instanceof ThrottledError) {
+          // Not run: the same attempt again later, until the event is too old (then n - 1 ran).
+          const retryAtMs = Date.now() + q.throttlePauseMs;
+          q.throttlePauseMs = Math.min(q.throttlePauseMs * 2, throttleBackoff.mostMs);
+          const retried = !stopped && young(retryAtMs);
+          q.report?.({ error, attempt: n, ...(retried ? { retryAtMs } : {}) });
+          if (retried) at(retryAtMs, () => attempt(q, n));
+          else settle(q, n - 1, { error });
+          return;
+        }
         const delay = delays[n - 1];
         const retryAtMs = delay === undefined ? undefined : Date.now() + delay;
         const retried =
           !stopped &&
           retryAtMs !== undefined &&
           n <= config.maximumRetryAttempts &&
-          retryAtMs - q.queuedAtMs <= config.maximumEventAgeSeconds * 1000;
+          young(retryAtMs);
         q.report?.({ error, attempt: n, ...(retried ? { retryAtMs } : {}) });
         if (retried) at(retryAtMs, () => attempt(q, n + 1));
         else settle(q, n, { error });
@@ -160,7 +180,17 @@ export const asyncInvocations = (options: AsyncInvocationsOptions): AsyncInvocat
 
   return {
     enqueue: (fn, event, report) =>
-      attempt({ fn, event, requestId: randomUUID(), queuedAtMs: Date.now(), report }, 1),
+      attempt(
+        {
+          fn,
+          event,
+          requestId: randomUUID(),
+          queuedAtMs: Date.now(),
+          report,
+          throttlePauseMs: throttleBackoff.firstMs,
+        },
+        1,
+      ),
     at,
     stop: () => {
       stopped = true;

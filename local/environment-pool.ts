@@ -6,14 +6,25 @@
  * function, all on the laptop's cores). A function's code and settings can be replaced while
  * it runs, as `UpdateFunctionCode` replaces them: environments of the old code finish what they
  * run and are shut down, and later invocations start fresh ones.
+ *
+ * The pool is also where a function's reserved concurrency holds: the template's
+ * `ReservedConcurrentExecutions`, or what `PutFunctionConcurrency` set since. An invocation
+ * beyond it is throttled before any environment is taken.
  */
 import type { LambdaEnvironment } from './lambda-environment.ts';
 import type { LocalFunction } from './provision.ts';
+import { ThrottledError } from './throttling.ts';
 
 export class EnvironmentPool {
   #functions: readonly LocalFunction[];
   readonly #create: (fn: LocalFunction) => LambdaEnvironment;
   readonly #idle = new Map<string, LambdaEnvironment[]>();
+  /** Invocations running now, by function. */
+  readonly #busy = new Map<string, number>();
+  /** Reserved concurrency by function; absent: none (the account's unreserved pool). */
+  readonly #reserved = new Map<string, number>();
+  /** Invocations throttled so far, by function (Lambda's `Throttles` metric). */
+  readonly throttles = new Map<string, number>();
   /** Every live environment, busy or idle. */
   readonly environments: LambdaEnvironment[] = [];
 
@@ -24,6 +35,26 @@ export class EnvironmentPool {
   ) {
     this.#functions = functions;
     this.#create = create;
+    for (const fn of functions) this.#reserve(fn);
+  }
+
+  #reserve(fn: LocalFunction): void {
+    this.setReservedConcurrency(fn.logicalId, fn.reservedConcurrency);
+  }
+
+  /** The function's reserved concurrency now; undefined when it has none. */
+  reservedConcurrency(logicalId: string): number | undefined {
+    return this.#reserved.get(logicalId);
+  }
+
+  /**
+   * Reserves concurrency for the function, or with undefined removes its reservation, as
+   * `PutFunctionConcurrency` and `DeleteFunctionConcurrency` do. Invocations already running
+   * finish; the limit holds for the next ones.
+   */
+  setReservedConcurrency(logicalId: string, value: number | undefined): void {
+    if (value === undefined) this.#reserved.delete(logicalId);
+    else this.#reserved.set(logicalId, value);
   }
 
   /** The functions as they run now. */
@@ -47,6 +78,13 @@ export class EnvironmentPool {
   /** Runs `work` in an idle environment of the function, or a new one. */
   async run<T>(logicalId: string, work: (env: LambdaEnvironment) => Promise<T>): Promise<T> {
     const fn = this.#current(logicalId);
+    const busy = this.#busy.get(logicalId) ?? 0;
+    const reserved = this.#reserved.get(logicalId);
+    if (reserved !== undefined && busy >= reserved) {
+      this.throttles.set(logicalId, (this.throttles.get(logicalId) ?? 0) + 1);
+      throw new ThrottledError(fn.name, reserved);
+    }
+    this.#busy.set(logicalId, busy + 1);
     let env = this.#idle.get(logicalId)?.pop();
     if (!env) {
       env = this.#create(fn);
@@ -55,6 +93,7 @@ export class EnvironmentPool {
     try {
       return await work(env);
     } finally {
+      this.#busy.set(logicalId, (this.#busy.get(logicalId) ?? 1) - 1);
       // One that ran code updated meanwhile is not reused: the next invocation gets the new.
       if (env.fn !== this.#current(logicalId)) this.#retire(env);
       else {
@@ -71,6 +110,12 @@ export class EnvironmentPool {
    */
   update(updated: readonly LocalFunction[]): void {
     const byId = new Map(updated.map((fn) => [fn.logicalId, fn]));
+    for (const fn of updated) {
+      // A redeploy sets what the template says when that changed; otherwise a reservation made
+      // through the API since stays, as CloudFormation leaves a property it did not change.
+      if (fn.reservedConcurrency !== this.#current(fn.logicalId).reservedConcurrency)
+        this.#reserve(fn);
+    }
     this.#functions = this.#functions.map((fn) => byId.get(fn.logicalId) ?? fn);
     for (const fn of updated) {
       for (const env of this.#idle.get(fn.logicalId) ?? []) this.#retire(env);

@@ -67,6 +67,7 @@ export const changedFunctions = (
         current.handlerExport !== fn.handlerExport ||
         current.timeoutSeconds !== fn.timeoutSeconds ||
         current.memoryMb !== fn.memoryMb ||
+        current.reservedConcurrency !== fn.reservedConcurrency ||
         !isDeepStrictEqual(current.environment, fn.environment) ||
         !isDeepStrictEqual(current.asyncInvoke, fn.asyncInvoke))
     );

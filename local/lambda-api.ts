@@ -5,17 +5,25 @@
  * thrown by the handler comes back as `X-Amz-Function-Error: Unhandled` with its type and
  * message), `ListFunctions`, `GetFunction`, `GetFunctionConfiguration`, and the event source
  * mappings: `ListEventSourceMappings`, `GetEventSourceMapping`, `UpdateEventSourceMapping` with
- * `Enabled` (pausing a trigger is how an operator stops the bleeding). Any other Lambda action is
- * answered with an error naming it.
+ * `Enabled` (pausing a trigger is how an operator stops the bleeding), and a function's reserved
+ * concurrency: `PutFunctionConcurrency`, `GetFunctionConcurrency`, `DeleteFunctionConcurrency`
+ * (an invocation beyond it is throttled: `TooManyRequestsException`, 429). Any other Lambda
+ * action is answered with an error naming it.
  */
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RulesBackend } from './events-api.ts';
 import { InvocationError, LAMBDA_RUNTIME } from './lambda-environment.ts';
-import { ASYNC_INVOKE_PAYLOAD_BYTES, INVOKE_PAYLOAD_BYTES } from './lambda-quotas.ts';
+import {
+  ASYNC_INVOKE_PAYLOAD_BYTES,
+  INVOKE_PAYLOAD_BYTES,
+  reservationRefusal,
+} from './lambda-quotas.ts';
 import { logGroupOf } from './logs-api.ts';
 import type { LocalFunction } from './provision.ts';
+import { asRecord } from './template.ts';
+import { ThrottledError } from './throttling.ts';
 
 const ACCOUNT = '000000000000';
 
@@ -43,15 +51,22 @@ export interface LambdaBackend {
   invoke(name: string, event: unknown, log?: string[], requestId?: string): Promise<unknown>;
   /** Queues an asynchronous invocation (`Event`): run now, retried as Lambda retries it. */
   invokeAsync(name: string, event: unknown): void;
+  /** The function's reserved concurrency now; undefined when none is reserved. */
+  reservedConcurrency(name: string): number | undefined;
+  /** Reserves concurrency for the function, or with undefined removes its reservation. */
+  setReservedConcurrency(name: string, value: number | undefined): void;
   /** The stack's scheduled rules, for EventBridge's API on the edge. */
   readonly rules?: RulesBackend;
   /** The file the function's log is written to, when the runtime keeps one. */
   logFile?(name: string): string | undefined;
 }
 
-/** Lambda's API paths: most under 2015-03-31, the event invoke configs under 2019-09-25. */
+/**
+ * Lambda's API paths: most under 2015-03-31, the event invoke configs under 2019-09-25, reserved
+ * concurrency under 2017-10-31 (set, removed) and 2019-09-30 (read).
+ */
 export const isLambdaRequest = (req: IncomingMessage) =>
-  /^\/(2015-03-31|2019-09-25)\//.test(req.url ?? '');
+  /^\/(2015-03-31|2017-10-31|2019-09-25|2019-09-30)\//.test(req.url ?? '');
 
 const configurationOf = (fn: LocalFunction) => ({
   FunctionName: fn.name,
@@ -173,6 +188,43 @@ const answerMappings = async (
   return json(res, 200, mappingOf(found.region, found.m));
 };
 
+/** PutFunctionConcurrency, GetFunctionConcurrency, DeleteFunctionConcurrency. */
+const answerConcurrency = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: string,
+  backends: readonly LambdaBackend[],
+  { backend, fn }: { backend: LambdaBackend; fn: LocalFunction },
+) => {
+  if (req.method === 'DELETE') {
+    backend.setReservedConcurrency(fn.name, undefined);
+    res.writeHead(204);
+    return void res.end();
+  }
+  if (req.method === 'PUT') {
+    const parsed = parseJson(body, {});
+    if (!parsed) return notJson(res);
+    const value = asRecord(parsed.value).ReservedConcurrentExecutions;
+    if (typeof value !== 'number')
+      return error(
+        res,
+        400,
+        'ValidationException',
+        "1 validation error detected: Value null at 'reservedConcurrentExecutions' failed to satisfy constraint: Member must not be null",
+      );
+    // The account's reservations: every other function the edge serves.
+    const others = backends
+      .flatMap((b) => b.functions.map((f) => (f === fn ? 0 : (b.reservedConcurrency(f.name) ?? 0))))
+      .reduce((a, b) => a + b, 0);
+    const refusal = reservationRefusal(value, others);
+    if (refusal) return error(res, 400, refusal.code, refusal.message);
+    backend.setReservedConcurrency(fn.name, value);
+    return json(res, 200, { ReservedConcurrentExecutions: value });
+  }
+  const reserved = backend.reservedConcurrency(fn.name);
+  return json(res, 200, reserved === undefined ? {} : { ReservedConcurrentExecutions: reserved });
+};
+
 export const answerLambda = async (
   req: IncomingMessage,
   res: ServerResponse,
@@ -208,9 +260,16 @@ export const answerLambda = async (
   }
   const { backend, fn } = found;
   const configuration = configurationOf(fn);
+  const reserved = backend.reservedConcurrency(fn.name);
+  const concurrency = reserved === undefined ? {} : { ReservedConcurrentExecutions: reserved };
   if (req.method === 'GET' && sub === undefined) {
-    return json(res, 200, { Configuration: configuration, Code: { RepositoryType: 'S3' } });
+    return json(res, 200, {
+      Configuration: configuration,
+      Code: { RepositoryType: 'S3' },
+      ...(reserved === undefined ? {} : { Concurrency: concurrency }),
+    });
   }
+  if (sub === 'concurrency') return answerConcurrency(req, res, payload, backends, found);
   if (req.method === 'GET' && sub === 'configuration') return json(res, 200, configuration);
   if (req.method === 'GET' && sub === 'event-invoke-config') {
     // The template's AWS::Lambda::EventInvokeConfig of $LATEST, as GetFunctionEventInvokeConfig.
@@ -265,6 +324,14 @@ export const answerLambda = async (
         ...logResult(),
       });
     } catch (thrown) {
+      // Refused before it ran: no function error, Lambda's throttle, which SDKs retry.
+      if (thrown instanceof ThrottledError)
+        return json(
+          res,
+          429,
+          { Reason: thrown.reason, Type: 'User', message: thrown.message },
+          { 'x-amzn-errortype': 'TooManyRequestsException', 'x-amzn-requestid': requestId },
+        );
       return json(res, 200, unhandled(thrown), {
         ...version,
         'x-amzn-requestid': requestId,

@@ -126,3 +126,33 @@ export const mappingRefusal = (m: MappingCheck): string | undefined => {
     return `Queue visibility timeout: ${m.queue.visibilityTimeoutSeconds} seconds is less than Function timeout: ${m.functionTimeoutSeconds} seconds`;
   return undefined;
 };
+
+/**
+ * A default account's concurrency: 1,000 executions at once, of which at least 100 stay
+ * unreserved (Lambda refuses a reservation that would leave fewer).
+ */
+export const ACCOUNT_CONCURRENCY = 1000;
+export const UNRESERVED_MINIMUM = 100;
+
+/**
+ * Why Lambda would refuse to reserve `value` concurrent executions for a function while the
+ * account's other functions reserve `reservedByOthers` in all (`PutFunctionConcurrency`, or
+ * CloudFormation's `ReservedConcurrentExecutions`): its error code and message, in its own
+ * words; undefined when it would reserve them.
+ */
+export const reservationRefusal = (
+  value: number,
+  reservedByOthers: number,
+): { code: string; message: string } | undefined => {
+  if (!Number.isInteger(value) || value < 0)
+    return {
+      code: 'ValidationException',
+      message: outOfRange(value, 'reservedConcurrentExecutions', 'greater', 0),
+    };
+  if (ACCOUNT_CONCURRENCY - reservedByOthers - value < UNRESERVED_MINIMUM)
+    return {
+      code: 'InvalidParameterValueException',
+      message: `Specified ReservedConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [${UNRESERVED_MINIMUM}].`,
+    };
+  return undefined;
+};

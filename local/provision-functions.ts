@@ -45,6 +45,11 @@ export interface LocalFunction {
   readonly asyncInvoke?: AsyncInvokeConfig;
   /** Where Lambda sends an asynchronous event it discarded (`DeadLetterConfig.TargetArn`). */
   readonly deadLetterArn?: string;
+  /**
+   * Its `ReservedConcurrentExecutions`: at most this many invocations at once, the next ones
+   * throttled. Undefined: none reserved (the account's unreserved concurrency).
+   */
+  readonly reservedConcurrency?: number;
 }
 
 /** `index.handler` → the bundle's `index.mjs` (or `.js`, `.cjs`) and its export `handler`. */
@@ -149,6 +154,7 @@ export const functionsOf = (
     if (refusal) throw new Error(`function ${id} cannot be created: ${refusal}`);
     const [handlerFile, handlerExport] = handlerFileOf(assemblyDir, assetPath, handler);
     const deadLetter = asRecord(resource.Properties.DeadLetterConfig).TargetArn;
+    const reserved = resource.Properties.ReservedConcurrentExecutions;
     const local = physical.get(id);
     functions.push({
       logicalId: id,
@@ -163,6 +169,7 @@ export const functionsOf = (
       lastModified,
       ...(asyncConfigs.has(id) ? { asyncInvoke: asyncConfigs.get(id) } : {}),
       ...(deadLetter === undefined ? {} : { deadLetterArn: String(resolveOrKeep(deadLetter)) }),
+      ...(reserved === undefined ? {} : { reservedConcurrency: Number(resolve(reserved, ctx)) }),
     });
   }
   return { functions, notRun };

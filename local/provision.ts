@@ -7,7 +7,7 @@ import { type CreateTableCommandInput, UpdateTimeToLiveCommand } from '@aws-sdk/
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
-import { mappingRefusal } from './lambda-quotas.ts';
+import { mappingRefusal, reservationRefusal } from './lambda-quotas.ts';
 import { functionsOf, LOCAL_ACCOUNT, type LocalFunction } from './provision-functions.ts';
 import { createOrKeepTable, tableInput } from './provision-table.ts';
 import { type LocalSchedule, scheduledRules } from './rules.ts';
@@ -67,6 +67,12 @@ export interface ProvisionedStack {
   readonly notRun: readonly string[];
   /** What runs, but differently than on AWS (a layer not mounted, filters not applied). */
   readonly differences: readonly string[];
+  /**
+   * What runs as on AWS but likely not as meant: a function whose reserved concurrency is below
+   * what its SQS mappings may run at once, so that their batches are throttled and their
+   * messages can reach the DLQ unprocessed.
+   */
+  readonly cautions: readonly string[];
   /** What each provisioned resource and function answers to `Ref` and `Fn::GetAtt`. */
   readonly physical: ReadonlyMap<string, PhysicalResource>;
 }
@@ -213,6 +219,14 @@ export const provisionStack = async (
     if (refusal)
       throw new Error(`event source mapping ${m.logicalId} cannot be created: ${refusal}`);
   }
+  // CloudFormation reserves each function's concurrency in turn, refused as PutFunctionConcurrency.
+  let reservedSoFar = 0;
+  for (const fn of functions) {
+    if (fn.reservedConcurrency === undefined) continue;
+    const refusal = reservationRefusal(fn.reservedConcurrency, reservedSoFar);
+    if (refusal) throw new Error(`function ${fn.logicalId} cannot be created: ${refusal.message}`);
+    reservedSoFar += fn.reservedConcurrency;
+  }
   const { schedules, notRun: rulesNotRun } = scheduledRules(
     entries,
     functions.map((f) => f.logicalId),
@@ -267,6 +281,20 @@ export const provisionStack = async (
     ),
   ];
 
+  const cautions = mappings.flatMap((m) => {
+    const fn = functions.find((f) => f.logicalId === m.functionLogicalId);
+    const reserved = fn?.reservedConcurrency;
+    if (reserved === undefined || (m.maxConcurrency !== undefined && m.maxConcurrency <= reserved))
+      return [];
+    const most =
+      m.maxConcurrency === undefined
+        ? 'has no maximum concurrency (Lambda scales its pollers far past that)'
+        : `may run ${m.maxConcurrency} invocations at once`;
+    return [
+      `${m.functionLogicalId} reserves a concurrency of ${reserved}, and its mapping ${m.logicalId} ${most}: batches past ${reserved} are throttled, and a message throttled until its visibility timeout returns to the queue, a receive spent towards the DLQ (AWS advises a maximum concurrency no higher than the reserved concurrency)`,
+    ];
+  });
+
   const outputs: Record<string, string> = {};
   for (const [name, output] of Object.entries(template.Outputs)) {
     try {
@@ -298,6 +326,7 @@ export const provisionStack = async (
     notEmulated,
     notRun,
     differences,
+    cautions,
     physical,
   };
 };

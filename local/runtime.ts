@@ -27,6 +27,7 @@ import {
 import { startRuleRunner } from './rule-runner.ts';
 import { type BatchReport, SqsPoller } from './sqs-poller.ts';
 import { loadStack } from './template.ts';
+import { retryWhileThrottled } from './throttling.ts';
 
 export interface LocalRuntimeOptions {
   /** The cloud assembly (cdk.out). */
@@ -92,6 +93,11 @@ export interface LocalRuntime {
   readonly clients: AwsClients;
   readonly pollers: ReadonlyMap<string, SqsPoller>;
   readonly environments: readonly LambdaEnvironment[];
+  /**
+   * Invocations throttled so far by reserved concurrency, by function logical id (Lambda's
+   * `Throttles` metric; a throttled invocation writes no log).
+   */
+  readonly throttles: ReadonlyMap<string, number>;
   /** Crashes fired so far, as `phase:action@function`. */
   readonly crashes: readonly string[];
   addCrash(rule: CrashRule): void;
@@ -212,7 +218,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         maxConcurrency: concurrency,
         reportBatchItemFailures: mapping.reportBatchItemFailures,
         filters: mapping.filters,
-        invoke: (_slot, event) => environments.run(fn.logicalId, (env) => env.invoke(event)),
+        // A throttled batch is retried until its messages' visibility timeout runs out, as
+        // Lambda retries it; then its messages return to the queue, a receive spent.
+        invoke: (_slot, event, { receivedAtMs }) =>
+          retryWhileThrottled(() => environments.run(fn.logicalId, (env) => env.invoke(event)), {
+            untilMs: receivedAtMs + Number(queue.attributes.VisibilityTimeout ?? 30) * 1000,
+          }),
         ...(options.retryDelaySeconds === undefined
           ? {}
           : { retryDelaySeconds: options.retryDelaySeconds }),
@@ -307,6 +318,14 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         const fn = stack.functions.find((f) => f.name === name || f.logicalId === name);
         if (fn) invocations.enqueue(fn.logicalId, event);
       },
+      reservedConcurrency: (name) => {
+        const fn = stack.functions.find((f) => f.name === name);
+        return fn && environments.reservedConcurrency(fn.logicalId);
+      },
+      setReservedConcurrency: (name, value) => {
+        const fn = stack.functions.find((f) => f.name === name);
+        if (fn) environments.setReservedConcurrency(fn.logicalId, value);
+      },
       logFile: logs.fileOf,
     });
     const update = async (assemblyDir: string): Promise<StackUpdate> => {
@@ -330,6 +349,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       clients,
       pollers,
       environments: environments.environments,
+      throttles: environments.throttles,
       crashes: hooks.crashes,
       addCrash: hooks.addCrash,
       drain: async ({ timeoutMs = 60_000 } = {}) => {

@@ -35,8 +35,15 @@ export interface PollerOptions {
    * being invoked, as Lambda does. Default none: every message is invoked.
    */
   readonly filters?: readonly FilterPattern[];
-  /** Runs one invocation in the given concurrency slot; rejects when the invocation failed. */
-  readonly invoke: (slot: number, event: ReturnType<typeof toSqsEvent>) => Promise<unknown>;
+  /**
+   * Runs one invocation in the given concurrency slot; rejects when the invocation failed.
+   * `receivedAtMs`: when its messages were received, from which their visibility timeout runs.
+   */
+  readonly invoke: (
+    slot: number,
+    event: SqsEvent,
+    at: { receivedAtMs: number },
+  ) => Promise<unknown>;
   /**
    * Not Lambda: make failed messages visible again after this many seconds instead of the
    * queue's visibility timeout (demos and tests that should not wait minutes). Default: off.
@@ -62,6 +69,8 @@ export interface BatchReport {
   /** Why the whole batch failed, if it did. */
   readonly error?: string;
 }
+
+type SqsEvent = ReturnType<typeof toSqsEvent>;
 
 /** A receive waits at most this long for a first message (SQS's maximum). */
 const LONG_POLL_SECONDS = 20;
@@ -204,16 +213,17 @@ export class SqsPoller {
   }
 
   /** Long-polls for a first message, then fills the batch until it is full or the window closes. */
-  async #gather(): Promise<Message[]> {
+  async #gather(): Promise<{ batch: Message[]; receivedAtMs: number }> {
     const batch = await this.#receive(this.#batchSize(), LONG_POLL_SECONDS);
-    if (batch.length === 0 || this.#o.batchingWindowSeconds === 0) return batch;
+    const receivedAtMs = Date.now();
+    if (batch.length === 0 || this.#o.batchingWindowSeconds === 0) return { batch, receivedAtMs };
     const deadline = Date.now() + this.#o.batchingWindowSeconds * 1000;
     while (this.#running && batch.length < this.#o.batchSize && Date.now() < deadline) {
       const wait = Math.max(0, Math.min(20, Math.floor((deadline - Date.now()) / 1000)));
       batch.push(...(await this.#receive(this.#o.batchSize - batch.length, wait)));
       if (wait === 0) break;
     }
-    return batch;
+    return { batch, receivedAtMs };
   }
 
   async #loop(slot: number): Promise<void> {
@@ -223,8 +233,9 @@ export class SqsPoller {
         continue;
       }
       let messages: Message[];
+      let receivedAtMs: number;
       try {
-        messages = await this.#gather();
+        ({ batch: messages, receivedAtMs } = await this.#gather());
       } catch {
         // Like Lambda's pollers: a failed receive is retried, never fatal.
         await new Promise((r) => setTimeout(r, 500));
@@ -236,7 +247,7 @@ export class SqsPoller {
         continue;
       }
       try {
-        await this.#process(slot, messages);
+        await this.#process(slot, messages, receivedAtMs);
       } catch {
         // A failed delete leaves the messages to reappear: at-least-once, as on AWS.
       }
@@ -273,7 +284,7 @@ export class SqsPoller {
    * payload limit. On a FIFO queue, a message whose group failed in an earlier part is returned
    * uninvoked, so that none runs ahead of a message of its group that failed.
    */
-  async #process(slot: number, received: Message[]): Promise<void> {
+  async #process(slot: number, received: Message[], receivedAtMs = Date.now()): Promise<void> {
     const filters = this.#o.filters ?? [];
     const messages = received.filter((m) => bodyPasses(filters, m.Body ?? ''));
     await this.#delete(received.filter((m) => !messages.includes(m)));
@@ -292,7 +303,12 @@ export class SqsPoller {
           error: 'not invoked: an earlier message of its group failed in the same receive',
         });
       if (invoked.length === 0) continue;
-      const outcome = await this.#invoke(slot, toSqsEvent(invoked), messagesOf(invoked));
+      const outcome = await this.#invoke(
+        slot,
+        toSqsEvent(invoked),
+        messagesOf(invoked),
+        receivedAtMs,
+      );
       await this.#settle(messagesOf(invoked), outcome);
       for (const r of invoked) {
         const group = groupOf(r);
@@ -305,13 +321,14 @@ export class SqsPoller {
     slot: number,
     event: ReturnType<typeof toSqsEvent>,
     messages: readonly Message[],
+    receivedAtMs: number,
   ): Promise<{ failed: string[]; error?: string }> {
     const ids = messages.map((m) => m.MessageId ?? '');
     this.inFlight++;
     this.invocations++;
     this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
     try {
-      const response = await this.#o.invoke(slot, event);
+      const response = await this.#o.invoke(slot, event, { receivedAtMs });
       if (!this.#o.reportBatchItemFailures) return { failed: [] };
       const result = failedIdsOf(response, ids);
       return {
@@ -356,37 +373,3 @@ export class SqsPoller {
     });
   }
 }
-
-export interface DrainQueueOptions extends DrainOptions {
-  readonly sqs: SQSClient;
-  readonly queueUrl: string;
-  readonly queueArn: string;
-  readonly region: string;
-  /** One invocation in a concurrency slot; its result is read as a partial batch response. */
-  readonly invoke: PollerOptions['invoke'];
-  /** Default 10. */
-  readonly batchSize?: number;
-  /** Concurrent invocations (slots). Default 1. */
-  readonly maxConcurrency?: number;
-  /** Seconds before a failed message is visible again. Default 0: at once. */
-  readonly retryDelaySeconds?: number;
-  readonly receiveSize?: () => number;
-  readonly onBatch?: PollerOptions['onBatch'];
-}
-
-/** Feeds a queue to a handler in the foreground, as the event source mapping would, until empty. */
-export const drainQueue = (o: DrainQueueOptions): Promise<{ invocations: number }> =>
-  new SqsPoller({
-    sqs: o.sqs,
-    queueUrl: o.queueUrl,
-    queueArn: o.queueArn,
-    region: o.region,
-    batchSize: o.batchSize ?? 10,
-    batchingWindowSeconds: 0,
-    maxConcurrency: o.maxConcurrency ?? 1,
-    reportBatchItemFailures: true,
-    retryDelaySeconds: o.retryDelaySeconds ?? 0,
-    invoke: o.invoke,
-    ...(o.receiveSize ? { receiveSize: o.receiveSize } : {}),
-    ...(o.onBatch ? { onBatch: o.onBatch } : {}),
-  }).drain(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs });

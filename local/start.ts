@@ -196,6 +196,7 @@ try {
   }
   for (const line of stack.notRun) console.log(`  not run locally: ${line}`);
   for (const line of stack.differences) console.log(`  runs differently locally: ${line}`);
+  for (const line of stack.cautions) console.log(`! caution: ${line}`);
   console.log(
     options.persist
       ? `  data kept in ${dataDir} across restarts (delete it to start afresh)`

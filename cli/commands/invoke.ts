@@ -22,12 +22,9 @@ import { scheduledEvent } from '../../local/triggers.ts';
 import { FinalizerRunSchema } from '../../shared/finalizer.ts';
 import { integer, json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
-import { FUNCTIONS, type FunctionKey } from './logs.ts';
+import { FUNCTIONS, type FunctionKey, QUEUES, type QueueFunction } from './logs.ts';
 import { bodyLines, readInput } from './send.ts';
 
-/** The queue whose event source mapping invokes each SQS-triggered function. */
-const QUEUES = { ingest: 'OrdersQueueArn', aggregate: 'AggregateQueueArn' } as const;
-type QueueFunction = keyof typeof QUEUES;
 const isQueueFunction = (fn: FunctionKey): fn is QueueFunction => fn in QUEUES;
 
 /** JSON text's value, or the text itself when it is not JSON. */

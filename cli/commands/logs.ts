@@ -26,6 +26,11 @@ export const FUNCTIONS = {
 } as const;
 export type FunctionKey = keyof typeof FUNCTIONS;
 
+/** The queue-fed functions, by the stack output holding the ARN of the queue that triggers each. */
+export const QUEUES = { ingest: 'OrdersQueueArn', aggregate: 'AggregateQueueArn' } as const;
+export type QueueFunction = keyof typeof QUEUES;
+export const QUEUE_FUNCTIONS: readonly QueueFunction[] = ['ingest', 'aggregate'];
+
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `--since`: a duration back from now (`30s`, `10m`, `2h`, `1d`) or an RFC 3339 time. */

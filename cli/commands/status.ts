@@ -11,6 +11,7 @@ import { counted, terminalSafe } from '../../local/render.ts';
 import { globals, json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
 import { countRejects } from './rejects.ts';
+import { type TriggerStates, triggerStates } from './trigger.ts';
 
 export interface QueueStatus {
   readonly name: string;
@@ -36,6 +37,10 @@ export interface Status {
   readonly duplicates: number | undefined;
   /** Why `duplicates` is unknown, when reading it from CloudWatch failed. */
   readonly duplicatesUnavailable?: string;
+  /** Each queue-fed function's trigger (`Enabled`, or `Disabled` after `onceflow pause`), if known. */
+  readonly triggers?: TriggerStates;
+  /** Why `triggers` is unknown, when Lambda's API could not be read. */
+  readonly triggersUnavailable?: string;
 }
 
 /** An EMF line: its metrics are top-level members. */
@@ -121,15 +126,46 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
       : {}),
   };
   const rejects = await countRejects(target);
+  // Reported, not fatal: a role may read the queues and table without Lambda's API.
+  const triggers = await triggerStates(target).then(
+    (states) => ({ triggers: states }),
+    (error: unknown) => ({
+      triggersUnavailable: error instanceof Error ? error.message : String(error),
+    }),
+  );
   // The local runtime's metrics are in its log files; there is no CloudWatch to ask.
   if (target.kind === 'local') {
     const duplicates = logDir ? metricFromLogs(logDir, 'DuplicateBatches') : undefined;
-    return { queues, ledger, rejects, duplicates };
+    return { queues, ledger, rejects, duplicates, ...triggers };
   }
   const figure = await metricFromCloudWatch(target, 'DuplicateBatches');
   return 'value' in figure
-    ? { queues, ledger, rejects, duplicates: figure.value }
-    : { queues, ledger, rejects, duplicates: undefined, duplicatesUnavailable: figure.unavailable };
+    ? { queues, ledger, rejects, duplicates: figure.value, ...triggers }
+    : {
+        queues,
+        ledger,
+        rejects,
+        duplicates: undefined,
+        duplicatesUnavailable: figure.unavailable,
+        ...triggers,
+      };
+};
+
+/** `triggers: ingest enabled, aggregate PAUSED (onceflow resume aggregate)`. */
+const triggersLine = (s: Status): string => {
+  if (!s.triggers) return `triggers: unknown (${terminalSafe(s.triggersUnavailable ?? '')})`;
+  const paused = Object.entries(s.triggers).filter(([, state]) => state !== 'Enabled');
+  return `triggers: ${Object.entries(s.triggers)
+    .map(([fn, state]) =>
+      state === 'Enabled'
+        ? `${fn} enabled`
+        : state === 'Disabled'
+          ? `${fn} PAUSED`
+          : `${fn} ${state}`,
+    )
+    .join(
+      ', ',
+    )}${paused.length > 0 ? ` (resume with ${paused.map(([fn]) => `\`onceflow resume ${fn}\``).join(', ')})` : ''}`;
 };
 
 export const register = (program: Command): void => {
@@ -167,6 +203,7 @@ export const register = (program: Command): void => {
                   .join(', ')})`
               : ''),
         );
+        console.log(triggersLine(s));
         return 0;
       }),
     );

@@ -15,9 +15,9 @@ import { aggregateDependencies, ingestPorts, ingestSettings } from '../../adapte
 import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
 import { createIngestHandler } from '../../functions/ingest-orders.ts';
 import { adminClients } from '../../local/clients.ts';
+import { drainQueue } from '../../local/drain.ts';
 import { LOCAL_REGION } from '../../local/emulators.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
-import { drainQueue } from '../../local/sqs-poller.ts';
 import { loadAggregateConfig, loadIngestConfig } from '../../shared/config.ts';
 import { REJECT_PREFIX } from '../../shared/keys.ts';
 import { FaultInjector } from '../faults.ts';

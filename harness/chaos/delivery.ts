@@ -5,11 +5,11 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { queueDepth, sendBodies } from '../../adapters/sqs.ts';
+import { drainQueue } from '../../local/drain.ts';
 import { LOCAL_REGION } from '../../local/emulators.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
 import { waitFor } from '../../local/net.ts';
 import type { LocalQueue } from '../../local/provision.ts';
-import { drainQueue } from '../../local/sqs-poller.ts';
 import type { Dice } from './dice.ts';
 import type { Handler, World } from './world.ts';
 

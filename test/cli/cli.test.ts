@@ -20,10 +20,16 @@ import { referenceModel } from '../../harness/model.ts';
 import { type Emulators, LOCAL_CREDENTIALS, startEmulators } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
-import { readLocalState, writeLocalState } from '../../local/state.ts';
+import { readLocalState } from '../../local/state.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
 import { bodyOfSize } from '../support/bounds.ts';
-import { follow, onceflow, ROOT, spawnOnceflow } from '../support/cli.ts';
+import {
+  follow,
+  onceflow,
+  ROOT,
+  recordState as recordStateIn,
+  spawnOnceflow,
+} from '../support/cli.ts';
 import { DEADLINE_MS, DEADLINE_S } from '../support/deadlines.ts';
 import { sharedDynamoLocal } from '../support/emulators.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
@@ -43,20 +49,7 @@ afterAll(async () => {
   await emulators?.stop();
 });
 
-/** Writes the state file `npm start -- --keep` would write for this runtime; returns its path. */
-const recordState = (runtime: LocalRuntime): string => {
-  const state = join(dir, `${runtime.stack.stackName}.json`);
-  writeLocalState(state, {
-    endpoint: runtime.endpoint,
-    region: runtime.region,
-    stackName: runtime.stack.stackName,
-    outputs: { ...runtime.stack.outputs },
-    credentials: { ...LOCAL_CREDENTIALS },
-    pid: process.pid,
-    startedAt: new Date().toISOString(),
-  });
-  return state;
-};
+const recordState = (runtime: LocalRuntime) => recordStateIn(runtime, dir);
 
 /** A fresh copy of the stack on the shared emulators, and a CLI bound to it as `--target local`. */
 const stack = async () => {

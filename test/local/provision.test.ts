@@ -150,6 +150,7 @@ describe('provisioning from the synthesized template', () => {
     expect(stack.notEmulated).not.toContain('AWS::Lambda::EventInvokeConfig');
     expect(stack.notRun).toEqual([]);
     expect(stack.differences).toEqual([]);
+    expect(stack.cautions).toEqual([]);
     // The aggregate queue coalesces (aggregateWindowSeconds): FIFO, per group, delayed 2 s.
     const aggregate = stack.queues.find((q) => q.url === stack.outputs.AggregateQueueUrl);
     expect(aggregate?.url).toMatch(/\.fifo$/);

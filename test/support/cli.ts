@@ -1,7 +1,10 @@
 /** The operator CLI as a user runs it: a child process of the project's Node 24. */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { type ProcessResult, runProcess } from '../../local/process.ts';
+import type { LocalRuntime } from '../../local/runtime.ts';
+import { writeLocalState } from '../../local/state.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -36,4 +39,22 @@ export const follow = (args: readonly string[]) => {
   });
   child.stderr.resume();
   return { stdout: () => stdout, stop: () => child.kill('SIGINT') };
+};
+
+/**
+ * Writes in `dir` the state file `npm start -- --keep` would write for this runtime, which
+ * `--target local` reads; returns its path.
+ */
+export const recordState = (runtime: LocalRuntime, dir: string): string => {
+  const state = join(dir, `${runtime.stack.stackName}.json`);
+  writeLocalState(state, {
+    endpoint: runtime.endpoint,
+    region: runtime.region,
+    stackName: runtime.stack.stackName,
+    outputs: { ...runtime.stack.outputs },
+    credentials: { ...LOCAL_CREDENTIALS },
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+  });
+  return state;
 };

@@ -86,7 +86,7 @@ const fn = (overrides: Partial<LocalFunction> = {}): LocalFunction => ({
 });
 
 describe('which functions a new synthesis updates', () => {
-  it('takes a function whose code, handler, environment, timeout, memory or async retries differ', () => {
+  it('takes a function whose code, handler, environment, timeout, memory, async retries or reserved concurrency differ', () => {
     for (const change of [
       { codeSha256: 'bbb=' },
       { handlerExport: 'run' },
@@ -94,6 +94,7 @@ describe('which functions a new synthesis updates', () => {
       { timeoutSeconds: 60 },
       { memoryMb: 1024 },
       { asyncInvoke: { maximumRetryAttempts: 0, maximumEventAgeSeconds: 300 } },
+      { reservedConcurrency: 2 },
     ])
       expect(changedFunctions([fn()], [fn(change)])).toEqual([fn(change)]);
   });

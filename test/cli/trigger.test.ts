@@ -1,0 +1,89 @@
+/**
+ * `onceflow pause` and `onceflow resume` against the local stack, through the Lambda API the
+ * edge serves as AWS does: a paused trigger leaves a batch waiting in its queue, unapplied and
+ * no receive spent, `status` says which trigger is paused, and `resume` applies what waited.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { queueDepth } from '../../adapters/sqs.ts';
+import { type Emulators, startEmulators } from '../../local/emulators.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { onceflow, recordState } from '../support/cli.ts';
+import { DEADLINE_S } from '../support/deadlines.ts';
+import { sharedDynamoLocal } from '../support/emulators.ts';
+import { seedBatches } from '../support/fixtures.ts';
+import { uniqueName } from '../support/pipeline.ts';
+
+let emulators: Emulators;
+let runtime: LocalRuntime;
+const dir = mkdtempSync(join(tmpdir(), 'onceflow-trigger-'));
+
+beforeAll(async () => {
+  emulators = await startEmulators({ dynamoLocal: sharedDynamoLocal() });
+  const { assemblyDir, stackName } = inject('assembly');
+  runtime = await startLocalRuntime({
+    assemblyDir,
+    stackName,
+    localStackName: uniqueName('trigger'),
+    emulators,
+    retryDelaySeconds: 1,
+  });
+});
+afterAll(async () => {
+  await runtime?.stop();
+  await emulators?.stop();
+});
+
+const TriggersSchema = v.object({
+  triggers: v.object({ ingest: v.string(), aggregate: v.string() }),
+});
+
+describe('onceflow pause and resume', () => {
+  it('holds a batch in its queue while ingest’s trigger is paused, says so in status, and applies it on resume', async () => {
+    const state = recordState(runtime, dir);
+    const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
+    const triggers = async () =>
+      v.parse(TriggersSchema, JSON.parse((await cli('status', '--json')).stdout)).triggers;
+    expect(await triggers()).toEqual({ ingest: 'Enabled', aggregate: 'Enabled' });
+
+    const paused = await cli('pause', 'ingest');
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toMatch(/^ingest's trigger is paused \(\S+\): its messages wait/);
+    expect(await triggers()).toEqual({ ingest: 'Disabled', aggregate: 'Enabled' });
+    const printed = await cli('status');
+    expect(printed.stdout).toContain(
+      'triggers: ingest PAUSED, aggregate enabled (resume with `onceflow resume ingest`)',
+    );
+
+    const [batch] = seedBatches();
+    const QueueUrl = runtime.stack.outputs.OrdersQueueUrl;
+    await runtime.clients.sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: batch }));
+    // Nothing drains while paused: the batch waits (a broken pause would apply it well within).
+    const waited = await cli('drain', '--timeout', '3');
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toContain('did not drain within 3 s');
+    const batchId = v.parse(v.object({ batchId: v.string() }), JSON.parse(batch ?? '{}')).batchId;
+    expect((await cli('batch', batchId, '--json')).stdout).not.toContain('"applied"');
+
+    const resumed = await cli('resume', 'ingest');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/^ingest's trigger is enabled again/);
+    expect((await cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+    expect((await cli('batch', batchId, '--json')).stdout).toContain('"applied"');
+    const depth = await queueDepth(runtime.clients.sqs, runtime.stack.outputs.OrdersDlqUrl ?? '');
+    expect(depth.visible + depth.inFlight).toBe(0);
+  });
+
+  it('names a function that has no queue trigger', async () => {
+    const state = recordState(runtime, dir);
+    const refused = await onceflow(['--local-state', state, 'pause', 'finalize']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      "'finalize' is invalid for argument 'function'. Allowed choices are ingest, aggregate.",
+    );
+  });
+});
