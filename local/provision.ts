@@ -281,17 +281,21 @@ export const provisionStack = async (
     ),
   ];
 
-  const cautions = mappings.flatMap((m) => {
-    const fn = functions.find((f) => f.logicalId === m.functionLogicalId);
-    const reserved = fn?.reservedConcurrency;
-    if (reserved === undefined || (m.maxConcurrency !== undefined && m.maxConcurrency <= reserved))
-      return [];
-    const most =
-      m.maxConcurrency === undefined
-        ? 'has no maximum concurrency (Lambda scales its pollers far past that)'
-        : `may run ${m.maxConcurrency} invocations at once`;
+  // A function's mappings share its reservation: together they may run more than it allows.
+  const cautions = functions.flatMap((fn) => {
+    const reserved = fn.reservedConcurrency;
+    const own = mappings.filter((m) => m.functionLogicalId === fn.logicalId);
+    if (reserved === undefined || own.length === 0) return [];
+    const unbounded = own.filter((m) => m.maxConcurrency === undefined);
+    const most = own.reduce((sum, m) => sum + (m.maxConcurrency ?? 0), 0);
+    if (unbounded.length === 0 && most <= reserved) return [];
+    const which = `${own.length === 1 ? 'its mapping' : 'its mappings'} ${own.map((m) => m.logicalId).join(' and ')}`;
+    const runs =
+      unbounded.length > 0
+        ? `${which} ${own.length === 1 ? 'has' : unbounded.length === own.length ? 'have' : 'include one with'} no maximum concurrency (Lambda scales its pollers far past that)`
+        : `${which} may run ${most} invocations at once${own.length > 1 ? ' between them' : ''}`;
     return [
-      `${m.functionLogicalId} reserves a concurrency of ${reserved}, and its mapping ${m.logicalId} ${most}: batches past ${reserved} are throttled, and a message throttled until its visibility timeout returns to the queue, a receive spent towards the DLQ (AWS advises a maximum concurrency no higher than the reserved concurrency)`,
+      `${fn.logicalId} reserves a concurrency of ${reserved}, and ${runs}: batches past ${reserved} are throttled, and a message throttled until its visibility timeout returns to the queue, a receive spent towards the DLQ (AWS advises a maximum concurrency no higher than the reserved concurrency)`,
     ];
   });
 

@@ -332,10 +332,31 @@ describe('reserved concurrency in the local runtime', () => {
   });
 
   it('cautions about a mapping that may run more at once than its function reserves, and refuses a stack reserving too much', async () => {
-    const { runtime } = await start();
+    const queue = { Type: 'AWS::SQS::Queue', Properties: {} };
+    const limited = { ScalingConfig: { MaximumConcurrency: 2 } };
+    const { runtime } = await start({
+      // Two mappings sharing a reservation of 3, each within it, together over it.
+      Shared: fn(work, 'shared', { ReservedConcurrentExecutions: 3 }),
+      Left: queue,
+      Right: queue,
+      LeftTrigger: mapping('Left', 'Shared', limited),
+      RightTrigger: mapping('Right', 'Shared', limited),
+      // No maximum at all: Lambda's pollers scale far past any reservation.
+      Open: fn(work, 'open', { ReservedConcurrentExecutions: 50 }),
+      OpenTrigger: mapping('Left', 'Open'),
+      // Within its reservation: no caution.
+      Roomy: fn(work, 'roomy', { ReservedConcurrentExecutions: 2 }),
+      RoomyTrigger: mapping('Right', 'Roomy', limited),
+    });
     expect(runtime.stack.cautions).toEqual([
       expect.stringMatching(
         /^Capped reserves a concurrency of 1, and its mapping CappedTrigger may run 2 invocations at once: batches past 1 are throttled/,
+      ),
+      expect.stringMatching(
+        /^Shared reserves a concurrency of 3, and its mappings LeftTrigger and RightTrigger may run 4 invocations at once between them: /,
+      ),
+      expect.stringMatching(
+        /^Open reserves a concurrency of 50, and its mapping OpenTrigger has no maximum concurrency \(Lambda scales its pollers far past that\): /,
       ),
     ]);
     const dir = mkdtempSync(join(work, 'events-'));
