@@ -11,6 +11,7 @@ import { mappingRefusal, reservationRefusal } from './lambda-quotas.ts';
 import { functionsOf, LOCAL_ACCOUNT, type LocalFunction } from './provision-functions.ts';
 import { createOrKeepTable, tableInput } from './provision-table.ts';
 import { type LocalSchedule, scheduledRules } from './rules.ts';
+import { type LocalSchedulerSchedule, schedulerSchedules } from './scheduler.ts';
 import {
   asRecord,
   type PhysicalResource,
@@ -56,6 +57,8 @@ export interface ProvisionedStack {
   readonly mappings: readonly LocalEventSourceMapping[];
   /** Scheduled rules targeting the stack's functions (rate and cron expressions). */
   readonly schedules: readonly LocalSchedule[];
+  /** EventBridge Scheduler schedules invoking the stack's functions. */
+  readonly schedulerSchedules: readonly LocalSchedulerSchedule[];
   /** The stack outputs, resolved: what `cdk deploy` would print. */
   readonly outputs: Readonly<Record<string, string>>;
   /** Resource types that have no local meaning (IAM, alarms, log groups, policies…). */
@@ -227,6 +230,11 @@ export const provisionStack = async (
     if (refusal) throw new Error(`function ${fn.logicalId} cannot be created: ${refusal.message}`);
     reservedSoFar += fn.reservedConcurrency;
   }
+  const scheduler = schedulerSchedules(
+    entries,
+    functions.map((f) => f.logicalId),
+    { stackName, region, account: LOCAL_ACCOUNT, resolveValue: (value) => resolve(value, ctx) },
+  );
   const { schedules, notRun: rulesNotRun } = scheduledRules(
     entries,
     functions.map((f) => f.logicalId),
@@ -240,11 +248,17 @@ export const provisionStack = async (
   const notRun = [
     ...functionsNotRun.map((f) => `${f.logicalId}: ${f.reason}`),
     ...entries.flatMap(([id, r]) => {
-      if (r.Type !== 'AWS::Lambda::EventSourceMapping' && r.Type !== 'AWS::Events::Rule') return [];
+      const invokers = [
+        'AWS::Lambda::EventSourceMapping',
+        'AWS::Events::Rule',
+        'AWS::Scheduler::Schedule',
+      ];
+      if (!invokers.includes(r.Type)) return [];
       const target = referencesOf(r.Properties).find((ref) => skipped.has(ref));
       return target ? [`${id}: it invokes ${target}, which is not run locally`] : [];
     }),
     ...rulesNotRun,
+    ...scheduler.notRun,
     ...functions.flatMap((fn) => {
       const targets: [string, string | undefined][] = [
         ['on-success destination', fn.asyncInvoke?.onSuccess],
@@ -313,6 +327,7 @@ export const provisionStack = async (
     'AWS::Lambda::EventSourceMapping',
     'AWS::Events::Rule',
     'AWS::Lambda::EventInvokeConfig',
+    'AWS::Scheduler::Schedule',
   ]);
   const notEmulated = [
     ...new Set(entries.map(([, r]) => r.Type).filter((t) => !handled.has(t))),
@@ -326,6 +341,7 @@ export const provisionStack = async (
     functions,
     mappings,
     schedules,
+    schedulerSchedules: scheduler.schedules,
     outputs,
     notEmulated,
     notRun,

@@ -25,6 +25,7 @@ import {
   provisionStack,
 } from './provision.ts';
 import { startRuleRunner } from './rule-runner.ts';
+import { startSchedulerRunner } from './scheduler.ts';
 import { type BatchReport, SqsPoller } from './sqs-poller.ts';
 import { loadStack } from './template.ts';
 import { retryWhileThrottled } from './throttling.ts';
@@ -265,16 +266,23 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       ...(options.warn ? { warn: options.warn } : {}),
     });
     asyncRuns = invocations;
+    const reportScheduled = (schedule: { functionLogicalId: string }, outcome: AsyncOutcome) => {
+      const fn = stack.functions.find((f) => f.logicalId === schedule.functionLogicalId);
+      if (fn) options.onScheduled?.(fn, outcome);
+    };
     const ruleRunner = startRuleRunner({
       schedules: stack.schedules,
       region: emulators.region,
       account: LOCAL_ACCOUNT,
       invocations,
       invoke: (fn, event) => invoke(fn, event),
-      report: (schedule, outcome) => {
-        const fn = stack.functions.find((f) => f.logicalId === schedule.functionLogicalId);
-        if (fn) options.onScheduled?.(fn, outcome);
-      },
+      report: reportScheduled,
+    });
+    startSchedulerRunner({
+      schedules: stack.schedulerSchedules,
+      invocations,
+      report: reportScheduled,
+      ...(options.warn ? { warn: options.warn } : {}),
     });
 
     // The edge answers Lambda's API for this stack's functions until the runtime stops.

@@ -1,7 +1,8 @@
 /**
  * EventBridge's schedule expressions, read and run as EventBridge runs them: `rate(value unit)`
- * and `cron(minutes hours day-of-month month day-of-week year)`, in UTC (a rule has no time
- * zone). Pure: parsing and "when is the next run", no timers.
+ * and `cron(minutes hours day-of-month month day-of-week year)`, in UTC for a rule (it has no time
+ * zone), in a schedule's own time zone for EventBridge Scheduler (`nextCronIn`). Pure: parsing
+ * and "when is the next run", no timers.
  */
 
 /** A schedule expression EventBridge would refuse (`PutRule` answers `ValidationException`). */
@@ -22,7 +23,7 @@ interface Day {
   readonly lastDay: number; // the month's last day
 }
 
-interface Cron {
+export interface Cron {
   readonly minutes: ReadonlySet<number>;
   readonly hours: ReadonlySet<number>;
   readonly months: ReadonlySet<number>;
@@ -179,8 +180,11 @@ export const parseScheduleExpression = (text: string): ScheduleExpression => {
 
 const MINUTE_MS = 60_000;
 
-/** The first minute of a cron schedule strictly after `afterMs`; undefined if none is left. */
-const nextCron = (cron: Cron, afterMs: number): number | undefined => {
+/**
+ * The first minute of a cron schedule strictly after `afterMs`, read as UTC (or as a wall clock
+ * with no gaps or repeats); undefined if none is left.
+ */
+export const nextCron = (cron: Cron, afterMs: number): number | undefined => {
   const start = new Date((Math.floor(afterMs / MINUTE_MS) + 1) * MINUTE_MS);
   let year = start.getUTCFullYear();
   let month = start.getUTCMonth() + 1;
@@ -251,4 +255,66 @@ export const runsAt = (schedule: ScheduleExpression, minuteMs: number): boolean 
       lastDay: new Date(Date.UTC(year, month, 0)).getUTCDate(),
     })
   );
+};
+
+/** The wall clock of `zone` at an instant, as the UTC milliseconds of its fields (minutes). */
+const wallOf = (instantMs: number, zone: Intl.DateTimeFormat): number => {
+  const f = Object.fromEntries(zone.formatToParts(instantMs).map((p) => [p.type, Number(p.value)]));
+  // `hour12: false` writes midnight as 24 in some engines.
+  return Date.UTC(f.year ?? 0, (f.month ?? 1) - 1, f.day ?? 1, (f.hour ?? 0) % 24, f.minute ?? 0);
+};
+
+/** A zone's offset from UTC at an instant, in milliseconds (whole minutes). */
+export const offsetAt = (instantMs: number, zone: Intl.DateTimeFormat): number =>
+  wallOf(instantMs, zone) - (instantMs - (instantMs % MINUTE_MS));
+
+/** A time zone's clock, or undefined when `Intl` knows no zone of that name. */
+export const zoneClock = (timeZone: string): Intl.DateTimeFormat | undefined => {
+  try {
+    return new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+    });
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The instants at which a zone's wall clock reads `wallMs` (UTC milliseconds of its fields),
+ * earliest first: none in a gap (clocks sprang forward past it), two in an overlap (they fell
+ * back over it). Offsets are those a day before and after: real zones change at most once a day.
+ */
+export const instantsOfWall = (wallMs: number, zone: Intl.DateTimeFormat): number[] => {
+  const offsets = new Set([wallMs - 86_400_000, wallMs + 86_400_000].map((t) => offsetAt(t, zone)));
+  return [...offsets]
+    .map((offset) => wallMs - offset)
+    .filter((t) => wallOf(t, zone) === wallMs)
+    .sort((a, b) => a - b);
+};
+
+/**
+ * The next run strictly after `afterMs` of a cron schedule read in a time zone, as EventBridge
+ * Scheduler runs it across daylight saving time: a wall time the clocks skip is not run that day,
+ * and one they repeat is run once, the first time.
+ */
+export const nextCronIn = (
+  cron: Cron,
+  afterMs: number,
+  zone: Intl.DateTimeFormat,
+): number | undefined => {
+  let wall = wallOf(afterMs, zone);
+  for (;;) {
+    const next = nextCron(cron, wall);
+    if (next === undefined) return undefined;
+    const [first] = instantsOfWall(next, zone);
+    // A repeated wall time already run (its first instant is past) is not run again.
+    if (first !== undefined && first > afterMs) return first;
+    wall = next;
+  }
 };

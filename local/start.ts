@@ -20,6 +20,7 @@ import { KeptDataMismatchError } from './provision-table.ts';
 import { describeFinalizerRun } from './render.ts';
 import { type LocalRuntime, startLocalRuntime } from './runtime.ts';
 import { nextRun } from './schedule-expression.ts';
+import { nextSchedulerRun } from './scheduler.ts';
 import { readLocalState, writeLocalState } from './state.ts';
 import { assemblyIsFresh, SOURCES, synthesize } from './synth.ts';
 import { UnknownStackError } from './template.ts';
@@ -193,6 +194,15 @@ try {
         )
         .join(', ')}`,
     );
+  }
+  if (stack.schedulerSchedules.length > 0) {
+    const now = Date.now();
+    const described = stack.schedulerSchedules.map((sch) => {
+      const next = sch.enabled ? nextSchedulerRun(sch, now, now) : undefined;
+      const zone = sch.timeZone === 'UTC' ? '' : ` in ${sch.timeZone}`;
+      return `${sch.name} ${sch.expression.text}${zone} (${next === undefined ? 'not running' : `next ${new Date(next).toISOString()}`})`;
+    });
+    console.log(`  Scheduler schedules: ${described.join(', ')}`);
   }
   for (const line of stack.notRun) console.log(`  not run locally: ${line}`);
   for (const line of stack.differences) console.log(`  runs differently locally: ${line}`);

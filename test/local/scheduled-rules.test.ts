@@ -4,7 +4,8 @@
  * retried by "Lambda" with the same event as often as the function's event invoke config allows,
  * and a rule the runtime does not run named rather than silently ignored; an `Event` invocation
  * of the Invoke API retried the same way, its outcome sent to the function's destinations and
- * dead-letter queue; EventBridge's API answering for the rules. The assembly is written by hand: functions that record
+ * dead-letter queue; EventBridge's API answering for the rules; an EventBridge Scheduler schedule
+ * run from its creation, its input's context attributes filled in. The assembly is written by hand: functions that record
  * the events they get, two of them failing their first invocation.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -155,6 +156,55 @@ describe('scheduled rules in the local runtime', () => {
     expect(String((first as { time: string }).time)).toMatch(/:00Z$/);
     const queueUrl = runtime.stack.queues.find((q) => q.logicalId === 'Work')?.url;
     expect(events(dir, 'steady.ndjson')[0]).toEqual({ queue: queueUrl });
+  });
+
+  it('runs an EventBridge Scheduler schedule from its creation with its context attributes filled in, and not a disabled one', async () => {
+    const stackName = uniqueName('scheduler');
+    const schedule = (target: unknown, extra: Record<string, unknown> = {}) => ({
+      Type: 'AWS::Scheduler::Schedule',
+      Properties: {
+        ScheduleExpression: 'rate(1 minute)',
+        ScheduleExpressionTimezone: 'Europe/Berlin',
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        Target: {
+          Arn: target,
+          RoleArn: 'arn:aws:iam::000000000000:role/scheduler',
+          Input: '{"at":"<aws.scheduler.scheduled-time>","arn":"<aws.scheduler.schedule-arn>"}',
+        },
+        ...extra,
+      },
+    });
+    const { assembly, dir } = writeAssembly(stackName, {
+      Every: schedule({ 'Fn::GetAtt': ['Steady', 'Arn'] }, { GroupName: 'jobs' }),
+      Off: schedule({ 'Fn::GetAtt': ['Once', 'Arn'] }, { State: 'DISABLED' }),
+      ToQueue: schedule({ 'Fn::GetAtt': ['Work', 'Arn'] }),
+    });
+    const outcomes: [string, AsyncOutcome][] = [];
+    const created = Date.now();
+    const runtime = await startLocalRuntime({
+      assemblyDir: assembly,
+      emulators: emulators(),
+      onScheduled: (f, outcome) => outcomes.push([f.logicalId, outcome]),
+    });
+    runtimes.push(runtime);
+    expect(runtime.stack.notEmulated).not.toContain('AWS::Scheduler::Schedule');
+    expect(runtime.stack.notRun).toEqual([
+      "ToQueue: a Scheduler schedule whose target is not one of the stack's functions",
+    ]);
+    // A rate schedule without a start date runs at once.
+    await waitFor(async () => outcomes.some(([id]) => id === 'Steady'), {
+      timeoutMs: DEADLINE_MS,
+      what: 'the schedule’s first run',
+    });
+    const [event] = events(dir, 'steady.ndjson');
+    const Event = v.object({ at: v.string(), arn: v.string() });
+    const { at, arn } = v.parse(Event, event);
+    expect(arn).toBe(
+      `arn:aws:scheduler:${runtime.region}:000000000000:schedule/jobs/${stackName}-Every`,
+    );
+    expect(at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(Date.parse(at)).toBeGreaterThanOrEqual(Math.floor(created / 1000) * 1000);
+    expect(events(dir, 'once.ndjson')).toEqual([]);
   });
 
   it('retries a failed Event invocation of the Invoke API with the same event, as Lambda does', async () => {
