@@ -29,6 +29,7 @@ import { answerLambda, isLambdaRequest, type LambdaBackend } from './lambda-api.
 import { answerLogs, LOGS_TARGET_PREFIX } from './logs-api.ts';
 import { freePort } from './net.ts';
 import { answerInjectedConflict, isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
+import { answerScheduler } from './scheduler-api.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
 import { answerSqsQuery, SQS_QUERY_ACTIONS } from './sqs-query.ts';
 
@@ -137,6 +138,7 @@ const SERVED_SERVICES = new Set([
   'lambda',
   'logs',
   'events',
+  'scheduler',
 ]);
 
 /** The service a SigV4-signed request is for (its credential scope); undefined when unsigned. */
@@ -246,6 +248,12 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       }
       if (service === 'lambda' || (service === undefined && isLambdaRequest(req)))
         return answerLambda(req, res, [...lambdas], LOCAL_REGION);
+      if (service === 'scheduler')
+        return answerScheduler(
+          req,
+          res,
+          [...lambdas].flatMap((b) => (b.scheduler ? [b.scheduler] : [])),
+        );
       if ((req.headers['content-type'] ?? '').includes('x-www-form-urlencoded')) {
         // Query protocol: CloudFormation (answered here) or SNS (fauxqs). The action is in the body.
         let body: Buffer;

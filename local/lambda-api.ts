@@ -22,6 +22,7 @@ import {
 } from './lambda-quotas.ts';
 import { logGroupOf } from './logs-api.ts';
 import type { LocalFunction } from './provision.ts';
+import type { SchedulerBackend } from './scheduler-api.ts';
 import { asRecord } from './template.ts';
 import { ThrottledError } from './throttling.ts';
 
@@ -57,6 +58,8 @@ export interface LambdaBackend {
   setReservedConcurrency(name: string, value: number | undefined): void;
   /** The stack's scheduled rules, for EventBridge's API on the edge. */
   readonly rules?: RulesBackend;
+  /** The stack's EventBridge Scheduler schedules, for Scheduler's API on the edge. */
+  readonly scheduler?: SchedulerBackend;
   /** The file the function's log is written to, when the runtime keeps one. */
   logFile?(name: string): string | undefined;
 }

@@ -278,7 +278,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       invoke: (fn, event) => invoke(fn, event),
       report: reportScheduled,
     });
-    startSchedulerRunner({
+    const schedulerRunner = startSchedulerRunner({
       schedules: stack.schedulerSchedules,
       invocations,
       report: reportScheduled,
@@ -320,6 +320,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         functionArn: (id) => stack.functions.find((f) => f.logicalId === id)?.arn,
         enabled: ruleRunner.enabled,
         setEnabled: ruleRunner.setEnabled,
+      },
+      scheduler: {
+        runner: schedulerRunner,
+        functionArn: (id) => stack.functions.find((f) => f.logicalId === id)?.arn,
+        functionOf: (arn) => stack.functions.find((f) => f.arn === arn)?.logicalId,
       },
       invoke,
       invokeAsync: (name, event) => {

@@ -42,6 +42,12 @@ export interface LocalSchedulerSchedule {
   readonly enabled: boolean;
   /** The target's `Input`, context attributes not yet filled in; none: `{}`. */
   readonly input?: string;
+  /** The target's `RoleArn`, the schedule's `FlexibleTimeWindow` and `Description`, as written. */
+  readonly roleArn?: string;
+  readonly flexibleTimeWindow?: Readonly<Record<string, unknown>>;
+  readonly description?: string;
+  /** When `UpdateSchedule` last replaced it (epoch ms); undefined: as created. */
+  readonly modifiedAtMs?: number;
 }
 
 /** Reads Scheduler's expressions; throws InvalidScheduleExpressionError as CreateSchedule would. */
@@ -180,6 +186,11 @@ export const schedulerSchedules = (
       ...(endMs === undefined ? {} : { endMs }),
       enabled: p.State === undefined || p.State === 'ENABLED',
       ...(target.Input === undefined ? {} : { input: String(o.resolveValue(target.Input)) }),
+      ...(target.RoleArn === undefined ? {} : { roleArn: String(o.resolveValue(target.RoleArn)) }),
+      ...(p.FlexibleTimeWindow === undefined
+        ? {}
+        : { flexibleTimeWindow: asRecord(p.FlexibleTimeWindow) }),
+      ...(typeof p.Description === 'string' ? { description: p.Description } : {}),
     });
   }
   return { schedules, notRun };
@@ -194,13 +205,32 @@ export interface SchedulerRunnerOptions {
   readonly warn?: (message: string) => void;
 }
 
+export interface SchedulerRunner {
+  /** The schedules as they run now. */
+  schedules(): readonly LocalSchedulerSchedule[];
+  /** When the runtime created them (a rate schedule without a start date runs from then). */
+  readonly createdAtMs: number;
+  /**
+   * Replaces a schedule (by group and name), as `UpdateSchedule` does: its next run is the new
+   * definition's, and a run the old one had planned does not happen.
+   */
+  update(next: LocalSchedulerSchedule): void;
+}
+
+const keyOf = (s: LocalSchedulerSchedule) => `${s.groupName}/${s.name}`;
+
 /** Arms every enabled schedule; the runs stop when `invocations` do. */
-export const startSchedulerRunner = (o: SchedulerRunnerOptions): void => {
+export const startSchedulerRunner = (o: SchedulerRunnerOptions): SchedulerRunner => {
   const createdAtMs = Date.now();
+  let current = [...o.schedules];
+  /** Each schedule's definition count: a timer armed for an older one does nothing. */
+  const generations = new Map<string, number>();
   const arm = (s: LocalSchedulerSchedule, afterMs: number) => {
-    const due = nextSchedulerRun(s, afterMs, createdAtMs);
+    const generation = generations.get(keyOf(s)) ?? 0;
+    const due = s.enabled ? nextSchedulerRun(s, afterMs, createdAtMs) : undefined;
     if (due === undefined) return;
     o.invocations.at(due, () => {
+      if ((generations.get(keyOf(s)) ?? 0) !== generation) return;
       const input = schedulerInput(s, {
         scheduledMs: due,
         executionId: randomBytes(8).toString('hex'),
@@ -216,5 +246,14 @@ export const startSchedulerRunner = (o: SchedulerRunnerOptions): void => {
       arm(s, due);
     });
   };
-  for (const s of o.schedules.filter((s) => s.enabled)) arm(s, createdAtMs - 1);
+  for (const s of current) arm(s, createdAtMs - 1);
+  return {
+    schedules: () => current,
+    createdAtMs,
+    update: (next) => {
+      generations.set(keyOf(next), (generations.get(keyOf(next)) ?? 0) + 1);
+      current = current.map((s) => (keyOf(s) === keyOf(next) ? next : s));
+      arm(next, Date.now());
+    },
+  };
 };

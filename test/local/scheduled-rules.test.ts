@@ -205,6 +205,61 @@ describe('scheduled rules in the local runtime', () => {
     expect(at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(Date.parse(at)).toBeGreaterThanOrEqual(Math.floor(created / 1000) * 1000);
     expect(events(dir, 'once.ndjson')).toEqual([]);
+
+    // Scheduler's API on the edge, through the SDK for JavaScript v2.
+    const scheduler = new AWS.Scheduler({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: new AWS.Credentials(LOCAL_CREDENTIALS),
+    });
+    const arnOf = (id: string) => runtime.stack.functions.find((f) => f.logicalId === id)?.arn;
+    const { Schedules } = await scheduler.listSchedules({ NamePrefix: stackName }).promise();
+    expect(Schedules.map((sch) => [sch.Name, sch.GroupName, sch.State])).toEqual([
+      [`${stackName}-Every`, 'jobs', 'ENABLED'],
+      [`${stackName}-Off`, 'default', 'DISABLED'],
+    ]);
+    const every = await scheduler
+      .getSchedule({ Name: `${stackName}-Every`, GroupName: 'jobs' })
+      .promise();
+    expect(every).toMatchObject({
+      Arn: arn,
+      ScheduleExpression: 'rate(1 minute)',
+      ScheduleExpressionTimezone: 'Europe/Berlin',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      Target: { Arn: arnOf('Steady'), RoleArn: 'arn:aws:iam::000000000000:role/scheduler' },
+    });
+    await expect(
+      scheduler.getSchedule({ Name: `${stackName}-Every` }).promise(),
+    ).rejects.toMatchObject({ code: 'ResourceNotFoundException' });
+    // UpdateSchedule replaces the disabled one with a one-time run two seconds from now.
+    const when = new Date(Date.now() + 2000).toISOString().slice(0, 19);
+    await scheduler
+      .updateSchedule({
+        Name: `${stackName}-Off`,
+        ScheduleExpression: `at(${when})`,
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        State: 'ENABLED',
+        Target: { Arn: arnOf('Once') ?? '', RoleArn: 'role', Input: '{"once":true}' },
+      })
+      .promise();
+    await waitFor(async () => events(dir, 'once.ndjson').length > 0, {
+      timeoutMs: DEADLINE_MS,
+      what: 'the updated schedule’s run',
+    });
+    expect(events(dir, 'once.ndjson')).toEqual([{ once: true }]);
+    const refused = scheduler
+      .updateSchedule({
+        Name: `${stackName}-Off`,
+        ScheduleExpression: 'cron(0 3 * * ? *)',
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        Target: { Arn: arnOf('Once') ?? '', RoleArn: 'role' },
+        ScheduleExpressionTimezone: 'Nowhere/Special',
+      })
+      .promise();
+    await expect(refused).rejects.toMatchObject({
+      code: 'ValidationException',
+      message: 'Invalid ScheduleExpressionTimezone Nowhere/Special',
+    });
   });
 
   it('retries a failed Event invocation of the Invoke API with the same event, as Lambda does', async () => {
