@@ -22,10 +22,14 @@ import { scheduledEvent } from '../../local/triggers.ts';
 import { FinalizerRunSchema } from '../../shared/finalizer.ts';
 import { integer, json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
-import { FUNCTIONS, type FunctionKey, QUEUES, type QueueFunction } from './logs.ts';
+import {
+  FUNCTIONS,
+  type FunctionKey,
+  isQueueFunction,
+  QUEUES,
+  type QueueFunction,
+} from './logs.ts';
 import { bodyLines, readInput } from './send.ts';
-
-const isQueueFunction = (fn: FunctionKey): fn is QueueFunction => fn in QUEUES;
 
 /** JSON text's value, or the text itself when it is not JSON. */
 const parseJson = (text: string): unknown => {

@@ -29,7 +29,7 @@ export type FunctionKey = keyof typeof FUNCTIONS;
 /** The queue-fed functions, by the stack output holding the ARN of the queue that triggers each. */
 export const QUEUES = { ingest: 'OrdersQueueArn', aggregate: 'AggregateQueueArn' } as const;
 export type QueueFunction = keyof typeof QUEUES;
-export const QUEUE_FUNCTIONS: readonly QueueFunction[] = ['ingest', 'aggregate'];
+export const isQueueFunction = (fn: FunctionKey): fn is QueueFunction => fn in QUEUES;
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

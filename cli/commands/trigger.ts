@@ -1,15 +1,26 @@
 /**
- * `onceflow pause <ingest|aggregate>` and `onceflow resume <ingest|aggregate>`: disable or enable
- * the function's SQS trigger (its event source mapping) on any target, and wait until Lambda
- * reports it so. Pausing is how to stop a queue-fed function during an incident: its messages
- * wait in the queue, no receive spent, for as long as the queue keeps them, and invocations
- * already running finish. Reserving a concurrency of 0 instead does not stop Lambda's pollers:
- * they keep receiving, every batch is throttled, and after `maxReceiveCount` receives its
- * messages go to the DLQ unprocessed.
+ * `onceflow pause <function>` and `onceflow resume <function>`: disable or enable what invokes
+ * a function, on any target, and wait until AWS reports it so. For ingest and the aggregator
+ * that is their SQS trigger (the event source mapping); for the finalizer, its EventBridge
+ * schedule.
+ *
+ * Pausing a trigger is how to stop a queue-fed function during an incident: its messages wait in
+ * the queue, no receive spent, for as long as the queue keeps them, and invocations already
+ * running finish. Reserving a concurrency of 0 instead does not stop Lambda's pollers: they keep
+ * receiving, every batch is throttled, and after `maxReceiveCount` receives its messages go to
+ * the DLQ unprocessed. Pausing the finalizer holds finalization (during a backfill of recent
+ * hours, say): hours stay open until it resumes, and the first run then catches up.
  */
 import {
-  type EventSourceMappingConfiguration,
+  DescribeRuleCommand,
+  DisableRuleCommand,
+  EnableRuleCommand,
+  EventBridgeClient,
+  ListRuleNamesByTargetCommand,
+} from '@aws-sdk/client-eventbridge';
+import {
   GetEventSourceMappingCommand,
+  GetFunctionConfigurationCommand,
   LambdaClient,
   ListEventSourceMappingsCommand,
   UpdateEventSourceMappingCommand,
@@ -18,109 +29,170 @@ import { Argument, type Command } from 'commander';
 import { WaitTimeoutError, waitFor } from '../../local/net.ts';
 import { number, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
-import { FUNCTIONS, QUEUE_FUNCTIONS, QUEUES, type QueueFunction } from './logs.ts';
+import {
+  FUNCTIONS,
+  type FunctionKey,
+  isQueueFunction,
+  QUEUES,
+  type QueueFunction,
+} from './logs.ts';
 
-/** What Lambda says of a trigger: `Enabled`, `Disabled`, or a state in between (`Disabling`…). */
-export type TriggerStates = Record<QueueFunction, string>;
+const PAUSABLE: readonly FunctionKey[] = ['ingest', 'aggregate', 'finalize'];
 
-const lambdaOf = (t: Target) => new LambdaClient(t.clientConfig ?? { region: t.region });
+/**
+ * What AWS says of each function's trigger: `Enabled`, `Disabled`, or a state in between
+ * (`Disabling`…). Several triggers in different states read `Enabled/Disabling`.
+ */
+export type TriggerStates = Record<FunctionKey, string>;
 
-/** The function's mappings from its own queue. */
-const mappingsOf = async (
-  lambda: LambdaClient,
-  t: Target,
-  fn: QueueFunction,
-): Promise<EventSourceMappingConfiguration[]> => {
+/** What invokes a function: its mappings or rules, by id, and how to read and set them. */
+interface Trigger {
+  readonly what: 'trigger' | 'schedule';
+  readonly ids: readonly string[];
+  states(): Promise<string[]>;
+  set(enabled: boolean): Promise<void>;
+}
+
+/** A queue-fed function's event source mappings from its own queue. */
+const mappingTrigger = async (t: Target, fn: QueueFunction): Promise<Trigger> => {
+  const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
   const queueArn = t.output(QUEUES[fn]);
-  const found: EventSourceMappingConfiguration[] = [];
+  const uuids: string[] = [];
   let Marker: string | undefined;
   do {
     const page = await lambda.send(
       new ListEventSourceMappingsCommand({ FunctionName: t.output(FUNCTIONS[fn]), Marker }),
     );
-    found.push(...(page.EventSourceMappings ?? []).filter((m) => m.EventSourceArn === queueArn));
+    for (const m of page.EventSourceMappings ?? [])
+      if (m.EventSourceArn === queueArn && m.UUID) uuids.push(m.UUID);
     Marker = page.NextMarker;
   } while (Marker);
-  if (found.length === 0)
+  if (uuids.length === 0)
     throw new CliError(`${fn} has no trigger from its queue in ${t.stackName}`);
-  return found;
-};
-
-/** Each queue-fed function's trigger state, as Lambda reports it. */
-export const triggerStates = async (t: Target): Promise<TriggerStates> => {
-  const lambda = lambdaOf(t);
-  const stateOf = async (fn: QueueFunction) => {
-    const mappings = await mappingsOf(lambda, t, fn);
-    return [...new Set(mappings.map((m) => m.State ?? 'unknown'))].join('/');
+  return {
+    what: 'trigger',
+    ids: uuids,
+    states: () =>
+      Promise.all(
+        uuids.map(async (UUID) => {
+          const m = await lambda.send(new GetEventSourceMappingCommand({ UUID }));
+          return m.State ?? 'unknown';
+        }),
+      ),
+    set: async (Enabled) => {
+      for (const UUID of uuids)
+        await lambda.send(new UpdateEventSourceMappingCommand({ UUID, Enabled }));
+    },
   };
-  const [ingest, aggregate] = await Promise.all([stateOf('ingest'), stateOf('aggregate')]);
-  return { ingest, aggregate };
 };
 
-/** Enables or disables the function's trigger and waits until every mapping of it says so. */
-const setTrigger = async (t: Target, fn: QueueFunction, enabled: boolean, timeoutS: number) => {
-  const lambda = lambdaOf(t);
+/** The finalizer's EventBridge rules (its schedule), found by the function they target. */
+const ruleTrigger = async (t: Target, fn: FunctionKey): Promise<Trigger> => {
+  const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
+  const events = new EventBridgeClient(t.clientConfig ?? { region: t.region });
+  const { FunctionArn } = await lambda.send(
+    new GetFunctionConfigurationCommand({ FunctionName: t.output(FUNCTIONS[fn]) }),
+  );
+  const { RuleNames = [] } = await events.send(
+    new ListRuleNamesByTargetCommand({ TargetArn: FunctionArn }),
+  );
+  if (RuleNames.length === 0) throw new CliError(`${fn} has no schedule in ${t.stackName}`);
+  // EventBridge's ENABLED and DISABLED, in Lambda's words, so that every trigger reads alike.
+  const words: Record<string, string> = { ENABLED: 'Enabled', DISABLED: 'Disabled' };
+  return {
+    what: 'schedule',
+    ids: RuleNames,
+    states: () =>
+      Promise.all(
+        RuleNames.map(async (Name) => {
+          const { State = 'unknown' } = await events.send(new DescribeRuleCommand({ Name }));
+          return words[State] ?? State;
+        }),
+      ),
+    set: async (enabled) => {
+      for (const Name of RuleNames)
+        await events.send(
+          enabled ? new EnableRuleCommand({ Name }) : new DisableRuleCommand({ Name }),
+        );
+    },
+  };
+};
+
+const triggerOf = (t: Target, fn: FunctionKey) =>
+  isQueueFunction(fn) ? mappingTrigger(t, fn) : ruleTrigger(t, fn);
+
+/** Each function's trigger state, as AWS reports it. */
+export const triggerStates = async (t: Target): Promise<TriggerStates> => {
+  const stateOf = async (fn: FunctionKey) =>
+    [...new Set(await (await triggerOf(t, fn)).states())].join('/');
+  const [ingest, aggregate, finalize] = await Promise.all(PAUSABLE.map(stateOf));
+  return {
+    ingest: ingest ?? 'unknown',
+    aggregate: aggregate ?? 'unknown',
+    finalize: finalize ?? 'unknown',
+  };
+};
+
+/** Enables or disables the function's trigger and waits until all of it says so. */
+const setTrigger = async (t: Target, fn: FunctionKey, enabled: boolean, timeoutS: number) => {
   const wanted = enabled ? 'Enabled' : 'Disabled';
-  const mappings = await mappingsOf(lambda, t, fn);
-  for (const m of mappings)
-    await lambda.send(new UpdateEventSourceMappingCommand({ UUID: m.UUID, Enabled: enabled }));
+  const trigger = await triggerOf(t, fn);
+  await trigger.set(enabled);
   try {
-    await waitFor(
-      async () => {
-        for (const m of mappings) {
-          const now = await lambda.send(new GetEventSourceMappingCommand({ UUID: m.UUID }));
-          if (now.State !== wanted) return false;
-        }
-        return true;
-      },
-      { timeoutMs: timeoutS * 1000, what: `${fn}'s trigger to be ${wanted.toLowerCase()}` },
-    );
+    await waitFor(async () => (await trigger.states()).every((s) => s === wanted), {
+      timeoutMs: timeoutS * 1000,
+      what: `${fn}'s ${trigger.what} to be ${wanted.toLowerCase()}`,
+    });
   } catch (error) {
     if (error instanceof WaitTimeoutError)
       throw new CliError(
-        `${fn}'s trigger was not ${wanted.toLowerCase()} within ${timeoutS} s (Lambda applies the change in the background: check with \`onceflow status\`)`,
+        `${fn}'s ${trigger.what} was not ${wanted.toLowerCase()} within ${timeoutS} s (AWS applies the change in the background: check with \`onceflow status\`)`,
         { cause: error },
       );
     throw error;
   }
-  return mappings.map((m) => m.UUID ?? '');
+  return trigger;
 };
 
 export const register = (program: Command): void => {
   const fnArgument = () =>
-    new Argument('<function>', 'the queue-fed function').choices(QUEUE_FUNCTIONS);
+    new Argument('<function>', "the function whose trigger (the finalizer's: schedule)").choices(
+      PAUSABLE,
+    );
   program
     .command('pause')
     .description(
-      "stop a function's SQS trigger: its messages wait in the queue, no receive spent, and invocations already running finish",
+      "stop what invokes a function: ingest's or the aggregator's SQS trigger (its messages wait in the queue, no receive spent) or the finalizer's schedule; invocations already running finish",
     )
     .addArgument(fnArgument())
-    .option('--timeout <seconds>', 'how long to wait for Lambda', number('seconds', 1), 120)
+    .option('--timeout <seconds>', 'how long to wait for AWS', number('seconds', 1), 120)
     .addHelpText(
       'after',
       '\nRather than reserving a concurrency of 0, which throttles every batch until its\nmessages reach the DLQ.\n\nExample:\n  npx onceflow pause ingest && npx onceflow status',
     )
     .action(
-      run(async (fn: QueueFunction, o: { timeout: number }) => {
+      run(async (fn: FunctionKey, o: { timeout: number }) => {
         const t = await target();
-        const uuids = await setTrigger(t, fn, false, o.timeout);
+        const trigger = await setTrigger(t, fn, false, o.timeout);
+        const held =
+          trigger.what === 'trigger' ? 'its messages wait in the queue' : 'no hour is finalized';
         console.log(
-          `${fn}'s trigger is paused (${uuids.join(', ')}): its messages wait in the queue until \`onceflow resume ${fn}\``,
+          `${fn}'s ${trigger.what} is paused (${trigger.ids.join(', ')}): ${held} until \`onceflow resume ${fn}\``,
         );
         return 0;
       }),
     );
   program
     .command('resume')
-    .description("start a function's SQS trigger again after `pause`")
+    .description('start what invokes a function again after `pause`')
     .addArgument(fnArgument())
-    .option('--timeout <seconds>', 'how long to wait for Lambda', number('seconds', 1), 120)
+    .option('--timeout <seconds>', 'how long to wait for AWS', number('seconds', 1), 120)
     .addHelpText('after', '\nExample:\n  npx onceflow resume ingest && npx onceflow drain')
     .action(
-      run(async (fn: QueueFunction, o: { timeout: number }) => {
+      run(async (fn: FunctionKey, o: { timeout: number }) => {
         const t = await target();
-        const uuids = await setTrigger(t, fn, true, o.timeout);
-        console.log(`${fn}'s trigger is enabled again (${uuids.join(', ')})`);
+        const trigger = await setTrigger(t, fn, true, o.timeout);
+        console.log(`${fn}'s ${trigger.what} is enabled again (${trigger.ids.join(', ')})`);
         return 0;
       }),
     );

@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 
 const TriggersSchema = v.object({
-  triggers: v.object({ ingest: v.string(), aggregate: v.string() }),
+  triggers: v.object({ ingest: v.string(), aggregate: v.string(), finalize: v.string() }),
 });
 
 describe('onceflow pause and resume', () => {
@@ -48,15 +48,23 @@ describe('onceflow pause and resume', () => {
     const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
     const triggers = async () =>
       v.parse(TriggersSchema, JSON.parse((await cli('status', '--json')).stdout)).triggers;
-    expect(await triggers()).toEqual({ ingest: 'Enabled', aggregate: 'Enabled' });
+    expect(await triggers()).toEqual({
+      ingest: 'Enabled',
+      aggregate: 'Enabled',
+      finalize: 'Enabled',
+    });
 
     const paused = await cli('pause', 'ingest');
     expect(paused.code, paused.stderr).toBe(0);
     expect(paused.stdout).toMatch(/^ingest's trigger is paused \(\S+\): its messages wait/);
-    expect(await triggers()).toEqual({ ingest: 'Disabled', aggregate: 'Enabled' });
+    expect(await triggers()).toEqual({
+      ingest: 'Disabled',
+      aggregate: 'Enabled',
+      finalize: 'Enabled',
+    });
     const printed = await cli('status');
     expect(printed.stdout).toContain(
-      'triggers: ingest PAUSED, aggregate enabled (resume with `onceflow resume ingest`)',
+      'triggers: ingest PAUSED, aggregate enabled, finalize enabled (resume with `onceflow resume ingest`)',
     );
 
     const [batch] = seedBatches();
@@ -78,12 +86,30 @@ describe('onceflow pause and resume', () => {
     expect(depth.visible + depth.inFlight).toBe(0);
   });
 
-  it('names a function that has no queue trigger', async () => {
+  it('holds the finalizer’s schedule with pause finalize, as DisableRule does, and resumes it', async () => {
     const state = recordState(runtime, dir);
-    const refused = await onceflow(['--local-state', state, 'pause', 'finalize']);
+    const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
+    const rule = runtime.stack.schedules.find((s) =>
+      s.functionLogicalId.startsWith('FinalizeHours'),
+    );
+    if (!rule) throw new Error('no finalizer schedule in the stack');
+    const paused = await cli('pause', 'finalize');
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toBe(
+      `finalize's schedule is paused (${rule.ruleName}): no hour is finalized until \`onceflow resume finalize\`\n`,
+    );
+    expect((await cli('status')).stdout).toContain('finalize PAUSED');
+    const resumed = await cli('resume', 'finalize');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect((await cli('status')).stdout).toContain('finalize enabled');
+  });
+
+  it('names the functions it can pause when given another', async () => {
+    const state = recordState(runtime, dir);
+    const refused = await onceflow(['--local-state', state, 'pause', 'watcher']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
-      "'finalize' is invalid for argument 'function'. Allowed choices are ingest, aggregate.",
+      "'watcher' is invalid for argument 'function'. Allowed choices are ingest, aggregate, finalize.",
     );
   });
 });
