@@ -1,7 +1,8 @@
 /**
  * The synthesized stack, running locally: emulators behind one edge endpoint, every queue,
- * table and bucket provisioned from the template, and a poller per event source mapping that
- * invokes the bundled handler code in Lambda-like environments.
+ * table and bucket provisioned from the template, a poller per event source mapping that
+ * invokes the bundled handler code in Lambda-like environments (each function held to its
+ * reserved concurrency), and its EventBridge rules and Scheduler schedules run on their times.
  */
 import { createHash } from 'node:crypto';
 import type { AwsClients } from '../adapters/clients.ts';
