@@ -7,15 +7,18 @@
  * mappings: `ListEventSourceMappings`, `GetEventSourceMapping`, `UpdateEventSourceMapping` with
  * `Enabled` (pausing a trigger is how an operator stops the bleeding), and a function's reserved
  * concurrency: `PutFunctionConcurrency`, `GetFunctionConcurrency`, `DeleteFunctionConcurrency`
- * (an invocation beyond it is throttled: `TooManyRequestsException`, 429). Any other Lambda
- * action is answered with an error naming it.
+ * (an invocation beyond it is throttled: `TooManyRequestsException`, 429), and
+ * `GetAccountSettings` (the unreserved concurrency they leave). Any other Lambda action is
+ * answered with an error naming it.
  */
 
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RulesBackend } from './events-api.ts';
 import { InvocationError, LAMBDA_RUNTIME } from './lambda-environment.ts';
 import {
+  ACCOUNT_CONCURRENCY,
   ASYNC_INVOKE_PAYLOAD_BYTES,
   INVOKE_PAYLOAD_BYTES,
   reservationRefusal,
@@ -66,10 +69,11 @@ export interface LambdaBackend {
 
 /**
  * Lambda's API paths: most under 2015-03-31, the event invoke configs under 2019-09-25, reserved
- * concurrency under 2017-10-31 (set, removed) and 2019-09-30 (read).
+ * concurrency under 2017-10-31 (set, removed) and 2019-09-30 (read), account settings under
+ * 2016-08-19.
  */
 export const isLambdaRequest = (req: IncomingMessage) =>
-  /^\/(2015-03-31|2017-10-31|2019-09-25|2019-09-30)\//.test(req.url ?? '');
+  /^\/(2015-03-31|2016-08-19|2017-10-31|2019-09-25|2019-09-30)\//.test(req.url ?? '');
 
 const configurationOf = (fn: LocalFunction) => ({
   FunctionName: fn.name,
@@ -191,6 +195,34 @@ const answerMappings = async (
   return json(res, 200, mappingOf(found.region, found.m));
 };
 
+/** The account's reservations: every function the edge serves, as one account. */
+const reservedIn = (backends: readonly LambdaBackend[]) =>
+  backends
+    .flatMap((b) => b.functions.map((f) => b.reservedConcurrency(f.name) ?? 0))
+    .reduce((a, b) => a + b, 0);
+
+/**
+ * GetAccountSettings: a default account's limits (Lambda's quotas for code size, 1,000
+ * concurrent executions) and what the edge's functions use of them, the unreserved concurrency
+ * after their reservations included.
+ */
+const accountSettings = (backends: readonly LambdaBackend[]) => {
+  const functions = backends.flatMap((b) => b.functions);
+  return {
+    AccountLimit: {
+      TotalCodeSize: 80_530_636_800,
+      CodeSizeUnzipped: 262_144_000,
+      CodeSizeZipped: 52_428_800,
+      ConcurrentExecutions: ACCOUNT_CONCURRENCY,
+      UnreservedConcurrentExecutions: ACCOUNT_CONCURRENCY - reservedIn(backends),
+    },
+    AccountUsage: {
+      TotalCodeSize: functions.reduce((sum, f) => sum + statSync(f.handlerFile).size, 0),
+      FunctionCount: functions.length,
+    },
+  };
+};
+
 /** PutFunctionConcurrency, GetFunctionConcurrency, DeleteFunctionConcurrency. */
 const answerConcurrency = (
   req: IncomingMessage,
@@ -215,10 +247,7 @@ const answerConcurrency = (
         'ValidationException',
         "1 validation error detected: Value null at 'reservedConcurrentExecutions' failed to satisfy constraint: Member must not be null",
       );
-    // The account's reservations: every other function the edge serves.
-    const others = backends
-      .flatMap((b) => b.functions.map((f) => (f === fn ? 0 : (b.reservedConcurrency(f.name) ?? 0))))
-      .reduce((a, b) => a + b, 0);
+    const others = reservedIn(backends) - (backend.reservedConcurrency(fn.name) ?? 0);
     const refusal = reservationRefusal(value, others);
     if (refusal) return error(res, 400, refusal.code, refusal.message);
     backend.setReservedConcurrency(fn.name, value);
@@ -238,6 +267,10 @@ export const answerLambda = async (
   const parts = url.pathname.split('/').filter(Boolean); // 2015-03-31, functions, name, …
   const [, collection, id, sub] = parts;
   if (collection === 'event-source-mappings') return answerMappings(req, res, url, backends, id);
+  if (collection === 'account-settings' && req.method === 'GET') {
+    await readBody(req);
+    return json(res, 200, accountSettings(backends));
+  }
   if (collection !== 'functions') {
     await readBody(req);
     return error(

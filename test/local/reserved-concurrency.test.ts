@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   DeleteFunctionConcurrencyCommand,
+  GetAccountSettingsCommand,
   GetFunctionCommand,
   GetFunctionConcurrencyCommand,
   InvokeCommand,
@@ -310,7 +311,7 @@ describe('reserved concurrency in the local runtime', () => {
     expect(bodiesOf(events('gate'))).toEqual(['second']);
   });
 
-  it('refuses a reservation that would leave fewer than 100 of the account unreserved, or a negative one', async () => {
+  it('refuses a reservation that would leave fewer than 100 of the account unreserved, or a negative one, and reports what is left', async () => {
     const { lambda, nameOf } = await start();
     const refused = (value: number) =>
       lambda
@@ -328,7 +329,13 @@ describe('reserved concurrency in the local runtime', () => {
         "Specified ReservedConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [100].",
     });
     expect(await refused(-1)).toMatchObject({ name: 'ValidationException' });
+    const settings = () => lambda.send(new GetAccountSettingsCommand({}));
+    expect(await settings()).toMatchObject({
+      AccountLimit: { ConcurrentExecutions: 1000, UnreservedConcurrentExecutions: 998 },
+      AccountUsage: { FunctionCount: 3, TotalCodeSize: expect.any(Number) },
+    });
     expect(await refused(898)).toMatchObject({ ReservedConcurrentExecutions: 898 });
+    expect((await settings()).AccountLimit?.UnreservedConcurrentExecutions).toBe(100);
   });
 
   it('cautions about a mapping that may run more at once than its function reserves, and refuses a stack reserving too much', async () => {
