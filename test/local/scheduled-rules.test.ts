@@ -231,12 +231,13 @@ describe('scheduled rules in the local runtime', () => {
     await expect(
       scheduler.getSchedule({ Name: `${stackName}-Every` }).promise(),
     ).rejects.toMatchObject({ code: 'ResourceNotFoundException' });
-    // UpdateSchedule replaces the disabled one with a one-time run two seconds from now.
-    const when = new Date(Date.now() + 2000).toISOString().slice(0, 19);
+    // UpdateSchedule replaces the disabled one: every minute from a second from now (should a
+    // loaded machine answer after that second, the run comes a minute later, within the deadline).
     await scheduler
       .updateSchedule({
         Name: `${stackName}-Off`,
-        ScheduleExpression: `at(${when})`,
+        ScheduleExpression: 'rate(1 minute)',
+        StartDate: new Date(Date.now() + 1000),
         FlexibleTimeWindow: { Mode: 'OFF' },
         State: 'ENABLED',
         Target: { Arn: arnOf('Once') ?? '', RoleArn: 'role', Input: '{"once":true}' },
