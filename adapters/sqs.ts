@@ -221,7 +221,8 @@ export const sendBodies = async (
   const inFlight = options.inFlight ?? 1;
   if (options.fifo && inFlight > 1)
     throw new Error('a FIFO queue takes its messages one request at a time, in order');
-  const started = Date.now();
+  // The monotonic clock: the wall clock may be adjusted while a paced send runs.
+  const started = performance.now();
   let sent = 0;
   // Entries handed to SQS so far, retries included: what the rate is kept to.
   let attempted = 0;
@@ -230,8 +231,10 @@ export const sendBodies = async (
     for (let attempt = 1; pending.length > 0; attempt++) {
       attempted += pending.length;
       if (options.rate) {
-        const ahead = started + (attempted / options.rate) * 1000 - Date.now();
-        if (ahead > 0) await sleep(ahead);
+        // A timer may fire a little early: wait until the request's share of the time is past.
+        const due = started + (attempted / options.rate) * 1000;
+        for (let ahead = due - performance.now(); ahead > 0; ahead = due - performance.now())
+          await sleep(ahead);
       }
       const out = await sqs.send(
         new SendMessageBatchCommand({

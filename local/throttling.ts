@@ -5,8 +5,8 @@
  * `ReservedFunctionConcurrentInvocationLimitExceeded`); 0 refuses every invocation, the kill
  * switch of `aws lambda put-function-concurrency`. What a throttle becomes depends on the
  * caller, as on AWS: a synchronous `Invoke` gets a 429; an SQS event source mapping retries with
- * a growing pause until the messages' visibility timeout runs out and then drops them back to
- * the queue (each such round counts towards the DLQ); an asynchronous invocation is retried
+ * a growing pause while the messages are still hidden, and then drops them back to the queue
+ * (each such round counts towards the DLQ); an asynchronous invocation is retried
  * until its maximum event age.
  */
 
@@ -47,8 +47,9 @@ export const ASYNC_THROTTLE_BACKOFF: Backoff = { firstMs: 1000, mostMs: 300_000 
 export const MAPPING_THROTTLE_BACKOFF: Backoff = { firstMs: 100, mostMs: 1000 };
 
 /**
- * Runs `invoke`, and again after a growing pause while it is throttled, until `untilMs`: then the
- * last throttle is thrown. Any other failure is thrown at once.
+ * Runs `invoke`, and again after a growing pause while it is throttled, as long as the next try
+ * would start before `untilMs`; then the last throttle is thrown. No try starts at or after
+ * `untilMs`, even when a timer fires late. Any other failure is thrown at once.
  */
 export const retryWhileThrottled = async <T>(
   invoke: () => Promise<T>,
@@ -59,10 +60,9 @@ export const retryWhileThrottled = async <T>(
     try {
       return await invoke();
     } catch (error) {
-      if (!(error instanceof ThrottledError)) throw error;
-      const wait = Math.min(pause, untilMs - Date.now());
-      if (wait <= 0) throw error;
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      if (!(error instanceof ThrottledError) || Date.now() + pause >= untilMs) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      if (Date.now() >= untilMs) throw error;
       pause = Math.min(pause * 2, backoff.mostMs);
     }
   }

@@ -40,13 +40,25 @@ describe('a mapping’s throttled invocation', () => {
     expect(at).toEqual([0, 100, 300, 700, 1500, 2500, 3500]);
   });
 
-  it('gives the throttle back once the visibility timeout has run out, the last try on time', async () => {
+  it('gives the throttle back rather than try at or after the deadline', async () => {
     const { at, invoke } = invocation(Number.POSITIVE_INFINITY);
     const result = retryWhileThrottled(invoke, { untilMs: START + 2000 });
     const settled = expect(result).rejects.toBeInstanceOf(ThrottledError);
     await vi.advanceTimersByTimeAsync(10_000);
     await settled;
-    expect(at).toEqual([0, 100, 300, 700, 1500, 2000]);
+    // The next try would be at 2,500 ms: past the deadline, so none.
+    expect(at).toEqual([0, 100, 300, 700, 1500]);
+  });
+
+  it('tries no more once a late timer has carried it past the deadline', async () => {
+    const { at, invoke } = invocation(Number.POSITIVE_INFINITY);
+    const result = retryWhileThrottled(invoke, { untilMs: START + 250 });
+    const settled = expect(result).rejects.toBeInstanceOf(ThrottledError);
+    // The machine stalls: the clock reaches 400 ms before the 100-ms pause's timer fires.
+    vi.setSystemTime(START + 400);
+    await vi.advanceTimersByTimeAsync(1000);
+    await settled;
+    expect(at).toEqual([0]);
   });
 
   it('throws any other failure at once, without retrying it', async () => {
