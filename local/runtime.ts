@@ -29,7 +29,7 @@ import { startRuleRunner } from './rule-runner.ts';
 import { startSchedulerRunner } from './scheduler.ts';
 import { type BatchReport, SqsPoller } from './sqs-poller.ts';
 import { loadStack } from './template.ts';
-import { retryWhileThrottled } from './throttling.ts';
+import { mappingRetryDeadline, retryWhileThrottled } from './throttling.ts';
 
 export interface LocalRuntimeOptions {
   /** The cloud assembly (cdk.out). */
@@ -220,17 +220,13 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         maxConcurrency: concurrency,
         reportBatchItemFailures: mapping.reportBatchItemFailures,
         filters: mapping.filters,
-        // A throttled batch is retried while its messages are hidden, as Lambda retries it; then
-        // they return to the queue, a receive spent. Tries stop short of the visibility timeout
-        // (a tenth of it, at most a second): SQS started it before the receive's answer arrived,
-        // and a try after it would run messages another receive may hold, or the DLQ.
-        invoke: (_slot, event, { receivedAtMs }) => {
-          const hiddenMs = Number(queue.attributes.VisibilityTimeout ?? 30) * 1000;
-          return retryWhileThrottled(
-            () => environments.run(fn.logicalId, (env) => env.invoke(event)),
-            { untilMs: receivedAtMs + hiddenMs - Math.min(1000, hiddenMs / 10) },
-          );
-        },
+        invoke: (_slot, event, { receivedAtMs }) =>
+          retryWhileThrottled(() => environments.run(fn.logicalId, (env) => env.invoke(event)), {
+            untilMs: mappingRetryDeadline(
+              receivedAtMs,
+              Number(queue.attributes.VisibilityTimeout ?? 30),
+            ),
+          }),
         ...(options.retryDelaySeconds === undefined
           ? {}
           : { retryDelaySeconds: options.retryDelaySeconds }),

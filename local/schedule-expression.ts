@@ -268,21 +268,29 @@ const wallOf = (instantMs: number, zone: Intl.DateTimeFormat): number => {
 export const offsetAt = (instantMs: number, zone: Intl.DateTimeFormat): number =>
   wallOf(instantMs, zone) - (instantMs - (instantMs % MINUTE_MS));
 
+/** Each zone's clock, made once: a `DateTimeFormat` costs far more to build than to use. */
+const clocks = new Map<string, Intl.DateTimeFormat | undefined>();
+
 /** A time zone's clock, or undefined when `Intl` knows no zone of that name. */
 export const zoneClock = (timeZone: string): Intl.DateTimeFormat | undefined => {
-  try {
-    return new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-    });
-  } catch {
-    return undefined;
+  if (!clocks.has(timeZone)) {
+    let clock: Intl.DateTimeFormat | undefined;
+    try {
+      clock = new Intl.DateTimeFormat('en-US', {
+        timeZone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+      });
+    } catch {
+      clock = undefined;
+    }
+    clocks.set(timeZone, clock);
   }
+  return clocks.get(timeZone);
 };
 
 /**

@@ -47,6 +47,17 @@ export const ASYNC_THROTTLE_BACKOFF: Backoff = { firstMs: 1000, mostMs: 300_000 
 export const MAPPING_THROTTLE_BACKOFF: Backoff = { firstMs: 100, mostMs: 1000 };
 
 /**
+ * Until when an SQS mapping retries a throttled batch, as Lambda retries it while its messages
+ * are hidden (they then return to the queue, a receive spent): a tenth of the visibility timeout,
+ * at most a second, short of it. SQS started that timeout before the receive's answer arrived,
+ * and a try after it would run messages another receive may hold, or the DLQ.
+ */
+export const mappingRetryDeadline = (receivedAtMs: number, visibilityTimeoutSeconds: number) => {
+  const hiddenMs = visibilityTimeoutSeconds * 1000;
+  return receivedAtMs + hiddenMs - Math.min(1000, hiddenMs / 10);
+};
+
+/**
  * Runs `invoke`, and again after a growing pause while it is throttled, as long as the next try
  * would start before `untilMs`; then the last throttle is thrown. No try starts at or after
  * `untilMs`, even when a timer fires late. Any other failure is thrown at once.

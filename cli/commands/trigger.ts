@@ -53,9 +53,22 @@ interface Trigger {
   set(enabled: boolean): Promise<void>;
 }
 
+/** The clients the triggers are read and set with, made once per command. */
+interface Clients {
+  readonly lambda: LambdaClient;
+  readonly events: EventBridgeClient;
+}
+const clientsOf = (t: Target): Clients => ({
+  lambda: new LambdaClient(t.clientConfig ?? { region: t.region }),
+  events: new EventBridgeClient(t.clientConfig ?? { region: t.region }),
+});
+
 /** A queue-fed function's event source mappings from its own queue. */
-const mappingTrigger = async (t: Target, fn: QueueFunction): Promise<Trigger> => {
-  const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
+const mappingTrigger = async (
+  t: Target,
+  { lambda }: Clients,
+  fn: QueueFunction,
+): Promise<Trigger> => {
   const queueArn = t.output(QUEUES[fn]);
   const uuids: string[] = [];
   let Marker: string | undefined;
@@ -87,9 +100,11 @@ const mappingTrigger = async (t: Target, fn: QueueFunction): Promise<Trigger> =>
 };
 
 /** The finalizer's EventBridge rules (its schedule), found by the function they target. */
-const ruleTrigger = async (t: Target, fn: FunctionKey): Promise<Trigger> => {
-  const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
-  const events = new EventBridgeClient(t.clientConfig ?? { region: t.region });
+const ruleTrigger = async (
+  t: Target,
+  { lambda, events }: Clients,
+  fn: FunctionKey,
+): Promise<Trigger> => {
   const { FunctionArn } = await lambda.send(
     new GetFunctionConfigurationCommand({ FunctionName: t.output(FUNCTIONS[fn]) }),
   );
@@ -118,13 +133,14 @@ const ruleTrigger = async (t: Target, fn: FunctionKey): Promise<Trigger> => {
   };
 };
 
-const triggerOf = (t: Target, fn: FunctionKey) =>
-  isQueueFunction(fn) ? mappingTrigger(t, fn) : ruleTrigger(t, fn);
+const triggerOf = (t: Target, clients: Clients, fn: FunctionKey) =>
+  isQueueFunction(fn) ? mappingTrigger(t, clients, fn) : ruleTrigger(t, clients, fn);
 
 /** Each function's trigger state, as AWS reports it. */
 export const triggerStates = async (t: Target): Promise<TriggerStates> => {
+  const clients = clientsOf(t);
   const stateOf = async (fn: FunctionKey) =>
-    [...new Set(await (await triggerOf(t, fn)).states())].join('/');
+    [...new Set(await (await triggerOf(t, clients, fn)).states())].join('/');
   const [ingest, aggregate, finalize] = await Promise.all(PAUSABLE.map(stateOf));
   return {
     ingest: ingest ?? 'unknown',
@@ -136,7 +152,7 @@ export const triggerStates = async (t: Target): Promise<TriggerStates> => {
 /** Enables or disables the function's trigger and waits until all of it says so. */
 const setTrigger = async (t: Target, fn: FunctionKey, enabled: boolean, timeoutS: number) => {
   const wanted = enabled ? 'Enabled' : 'Disabled';
-  const trigger = await triggerOf(t, fn);
+  const trigger = await triggerOf(t, clientsOf(t), fn);
   await trigger.set(enabled);
   try {
     await waitFor(async () => (await trigger.states()).every((s) => s === wanted), {

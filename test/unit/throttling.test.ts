@@ -8,7 +8,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type AsyncInvokeConfig, LAMBDA_ASYNC_DEFAULTS } from '../../local/async-config.ts';
 import { asyncInvocations, type Delivery } from '../../local/async-invocations.ts';
 import { reservationRefusal } from '../../local/lambda-quotas.ts';
-import { retryWhileThrottled, ThrottledError } from '../../local/throttling.ts';
+import {
+  mappingRetryDeadline,
+  retryWhileThrottled,
+  ThrottledError,
+} from '../../local/throttling.ts';
 
 const START = Date.parse('2026-12-05T15:00:00Z');
 
@@ -59,6 +63,11 @@ describe('a mapping’s throttled invocation', () => {
     await vi.advanceTimersByTimeAsync(1000);
     await settled;
     expect(at).toEqual([0]);
+  });
+
+  it('stops retrying a tenth of the visibility timeout, at most a second, before it ends', () => {
+    expect(mappingRetryDeadline(START, 2) - START).toBe(1800);
+    expect(mappingRetryDeadline(START, 180) - START).toBe(179_000);
   });
 
   it('throws any other failure at once, without retrying it', async () => {
