@@ -5,7 +5,9 @@
  * thrown by the handler comes back as `X-Amz-Function-Error: Unhandled` with its type and
  * message), `ListFunctions`, `GetFunction`, `GetFunctionConfiguration`, and the event source
  * mappings: `ListEventSourceMappings`, `GetEventSourceMapping`, `UpdateEventSourceMapping` with
- * `Enabled` (pausing a trigger is how an operator stops the bleeding), and a function's reserved
+ * `Enabled` (pausing a trigger is how an operator stops the bleeding; the mapping reads
+ * `Disabling` until its running batches finish, and refuses another change meanwhile with
+ * `ResourceInUseException`), and a function's reserved
  * concurrency: `PutFunctionConcurrency`, `GetFunctionConcurrency`, `DeleteFunctionConcurrency`
  * (an invocation beyond it is throttled: `TooManyRequestsException`, 429), and
  * `GetAccountSettings` (the unreserved concurrency they leave). Any other Lambda action is
@@ -16,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RulesBackend } from './events-api.ts';
+import { readBody } from './http.ts';
 import { InvocationError, LAMBDA_RUNTIME } from './lambda-environment.ts';
 import {
   ACCOUNT_CONCURRENCY,
@@ -26,6 +29,7 @@ import {
 import { logGroupOf } from './logs-api.ts';
 import type { LocalFunction } from './provision.ts';
 import type { SchedulerBackend } from './scheduler-api.ts';
+import type { MappingState } from './sqs-poller.ts';
 import { asRecord } from './template.ts';
 import { ThrottledError } from './throttling.ts';
 
@@ -38,8 +42,9 @@ export interface LocalMapping {
   readonly queueArn: string;
   readonly batchSize: number;
   readonly batchingWindowSeconds: number;
-  enabled(): boolean;
-  /** Pauses or resumes the poller (pausing waits for running invocations). */
+  /** `Disabling` while a batch received before a pause still runs. */
+  state(): MappingState;
+  /** Pauses or resumes the poller; running invocations finish. */
   setEnabled(enabled: boolean): Promise<void>;
 }
 
@@ -114,12 +119,6 @@ const parseJson = (body: string, empty: unknown): { value: unknown } | undefined
 const notJson = (res: ServerResponse) =>
   error(res, 400, 'InvalidRequestContentException', 'Could not parse request body into json');
 
-const readBody = async (req: IncomingMessage): Promise<string> => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-};
-
 /** A function by name, full ARN or partial ARN (`function:name`), as Lambda resolves it. */
 const find = (backends: readonly LambdaBackend[], id: string) => {
   const name = decodeURIComponent(id).split(':').pop() ?? '';
@@ -146,14 +145,14 @@ const unhandled = (thrown: unknown) => {
   return { errorType: e.name, errorMessage: e.message, trace: (e.stack ?? '').split('\n') };
 };
 
-const mappingOf = (region: string, m: LocalMapping) => ({
+const mappingOf = (region: string, m: LocalMapping, state: string = m.state()) => ({
   UUID: m.uuid,
   FunctionArn: `arn:aws:lambda:${region}:${ACCOUNT}:function:${m.functionName}`,
   EventSourceArn: m.queueArn,
   BatchSize: m.batchSize,
   MaximumBatchingWindowInSeconds: m.batchingWindowSeconds,
   FunctionResponseTypes: ['ReportBatchItemFailures'],
-  State: m.enabled() ? 'Enabled' : 'Disabled',
+  State: state,
 });
 
 /** ListEventSourceMappings, GetEventSourceMapping, UpdateEventSourceMapping (`Enabled`). */
@@ -189,8 +188,20 @@ const answerMappings = async (
       typeof update.value === 'object' && update.value !== null && 'Enabled' in update.value
         ? update.value.Enabled
         : undefined;
-    if (typeof enabled === 'boolean') await found.m.setEnabled(enabled);
-    return json(res, 202, mappingOf(found.region, found.m));
+    const state = found.m.state();
+    // As Lambda refuses a change to a mapping in transition (it finishes the one under way).
+    if (state !== 'Enabled' && state !== 'Disabled')
+      return error(
+        res,
+        400,
+        'ResourceInUseException',
+        `Cannot update the event source mapping ${found.m.uuid}: it is ${state}. Try again once it is ${state === 'Disabling' ? 'Disabled' : 'Enabled'}.`,
+      );
+    if (typeof enabled !== 'boolean' || enabled === (state === 'Enabled'))
+      return json(res, 202, mappingOf(found.region, found.m));
+    await found.m.setEnabled(enabled);
+    // Lambda answers with the transition it started; GetEventSourceMapping tells when it ends.
+    return json(res, 202, mappingOf(found.region, found.m, enabled ? 'Enabling' : 'Disabling'));
   }
   return json(res, 200, mappingOf(found.region, found.m));
 };

@@ -226,6 +226,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
               receivedAtMs,
               Number(queue.attributes.VisibilityTimeout ?? 30),
             ),
+            // Disabled or stopping: the messages go back to the queue rather than wait.
+            abandoned: () => poller.paused || !poller.running,
           }),
         ...(options.retryDelaySeconds === undefined
           ? {}
@@ -307,7 +309,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
             queueArn: queue.arn,
             batchSize: m.batchSize,
             batchingWindowSeconds: m.batchingWindowSeconds,
-            enabled: () => !poller.paused,
+            state: () => poller.state,
             setEnabled: async (enabled: boolean) => {
               if (enabled) poller.resume();
               else poller.pause();

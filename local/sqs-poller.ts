@@ -72,6 +72,12 @@ export interface BatchReport {
 
 type SqsEvent = ReturnType<typeof toSqsEvent>;
 
+/**
+ * A mapping's state in Lambda's words. Disabling lasts while a batch received before the pause
+ * is still being invoked or settled; Lambda's own transition takes seconds even when idle.
+ */
+export type MappingState = 'Enabled' | 'Disabling' | 'Disabled';
+
 /** A receive waits at most this long for a first message (SQS's maximum). */
 const LONG_POLL_SECONDS = 20;
 /** A drain's pauses between receives while messages are delayed or in flight. */
@@ -86,6 +92,8 @@ export class SqsPoller {
   #resume: (() => void) | undefined;
   readonly #held: Message[] = [];
   #loops: Promise<void>[] = [];
+  /** Batches being invoked and settled by the background loops. */
+  #processing = 0;
   readonly #aborts = new Set<AbortController>();
   /** Invocations running now, and the most seen at once. */
   inFlight = 0;
@@ -160,10 +168,22 @@ export class SqsPoller {
     return this.#resumed !== undefined;
   }
 
+  /** Whether it polls, in the background or draining: false once stop() has begun. */
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /** Disabled once paused and no batch received before the pause is still running. */
+  get state(): MappingState {
+    if (!this.paused) return 'Enabled';
+    return this.#processing > 0 ? 'Disabling' : 'Disabled';
+  }
+
   /**
-   * Stops invoking: receives already waiting finish, and what they bring back is released at
-   * once (made visible again) rather than processed. Unlike stop(), no receive is abandoned, so
-   * no message goes to a caller that no longer listens.
+   * Stops invoking: batches already running finish (the state reads Disabling until they have),
+   * receives already waiting finish, and what they bring back is held back (see #release) rather
+   * than processed. Unlike stop(), no receive is abandoned, so no message goes to a caller that
+   * no longer listens.
    */
   pause(): void {
     if (this.#resumed) return;
@@ -246,10 +266,13 @@ export class SqsPoller {
         await this.#release(messages);
         continue;
       }
+      this.#processing++;
       try {
         await this.#process(slot, messages, receivedAtMs);
       } catch {
         // A failed delete leaves the messages to reappear: at-least-once, as on AWS.
+      } finally {
+        this.#processing--;
       }
     }
   }

@@ -60,20 +60,26 @@ export const mappingRetryDeadline = (receivedAtMs: number, visibilityTimeoutSeco
 /**
  * Runs `invoke`, and again after a growing pause while it is throttled, as long as the next try
  * would start before `untilMs`; then the last throttle is thrown. No try starts at or after
- * `untilMs`, even when a timer fires late. Any other failure is thrown at once.
+ * `untilMs`, even when a timer fires late, nor once `abandoned()` says so (a mapping disabled
+ * meanwhile stops retrying: its messages return to the queue). Any other failure is thrown at once.
  */
 export const retryWhileThrottled = async <T>(
   invoke: () => Promise<T>,
-  { untilMs, backoff = MAPPING_THROTTLE_BACKOFF }: { untilMs: number; backoff?: Backoff },
+  {
+    untilMs,
+    backoff = MAPPING_THROTTLE_BACKOFF,
+    abandoned = () => false,
+  }: { untilMs: number; backoff?: Backoff; abandoned?: () => boolean },
 ): Promise<T> => {
   let pause = backoff.firstMs;
   for (;;) {
     try {
       return await invoke();
     } catch (error) {
-      if (!(error instanceof ThrottledError) || Date.now() + pause >= untilMs) throw error;
+      if (!(error instanceof ThrottledError) || Date.now() + pause >= untilMs || abandoned())
+        throw error;
       await new Promise((resolve) => setTimeout(resolve, pause));
-      if (Date.now() >= untilMs) throw error;
+      if (Date.now() >= untilMs || abandoned()) throw error;
       pause = Math.min(pause * 2, backoff.mostMs);
     }
   }

@@ -23,6 +23,7 @@ import {
   GetFunctionConfigurationCommand,
   LambdaClient,
   ListEventSourceMappingsCommand,
+  ResourceInUseException,
   UpdateEventSourceMappingCommand,
 } from '@aws-sdk/client-lambda';
 import { Argument, type Command } from 'commander';
@@ -45,12 +46,19 @@ const PAUSABLE: readonly FunctionKey[] = ['ingest', 'aggregate', 'finalize'];
  */
 export type TriggerStates = Record<FunctionKey, string>;
 
+/** How long a change may take, and who hears that it has to wait. */
+interface Patience {
+  readonly untilMs: number;
+  /** Told once per trigger that refused the change for now, with AWS's reason. */
+  readonly onBusy: (reason: string) => void;
+}
+
 /** What invokes a function: its mappings or rules, by id, and how to read and set them. */
 interface Trigger {
   readonly what: 'trigger' | 'schedule';
   readonly ids: readonly string[];
   states(): Promise<string[]>;
-  set(enabled: boolean): Promise<void>;
+  set(enabled: boolean, patience: Patience): Promise<void>;
 }
 
 /** The clients the triggers are read and set with, made once per command. */
@@ -92,9 +100,26 @@ const mappingTrigger = async (
           return m.State ?? 'unknown';
         }),
       ),
-    set: async (Enabled) => {
-      for (const UUID of uuids)
-        await lambda.send(new UpdateEventSourceMappingCommand({ UUID, Enabled }));
+    // A mapping in transition (Disabling while its running batches finish, Updating after a
+    // deploy) refuses changes with ResourceInUseException: try again until it takes it.
+    set: async (Enabled, { untilMs, onBusy }) => {
+      for (const UUID of uuids) {
+        let told = false;
+        await waitFor(
+          async () => {
+            try {
+              await lambda.send(new UpdateEventSourceMappingCommand({ UUID, Enabled }));
+              return true;
+            } catch (error) {
+              if (!(error instanceof ResourceInUseException)) throw error;
+              if (!told) onBusy(error.message);
+              told = true;
+              return false;
+            }
+          },
+          { timeoutMs: Math.max(0, untilMs - Date.now()), what: `${UUID} to take the change` },
+        );
+      }
     },
   };
 };
@@ -149,22 +174,42 @@ export const triggerStates = async (t: Target): Promise<TriggerStates> => {
   };
 };
 
-/** Enables or disables the function's trigger and waits until all of it says so. */
+/**
+ * Enables or disables the function's trigger and waits until all of it says so, telling on
+ * stderr what it waits for. Disabling ends once the batches already running have finished.
+ */
 const setTrigger = async (t: Target, fn: FunctionKey, enabled: boolean, timeoutS: number) => {
+  const untilMs = Date.now() + timeoutS * 1000;
   const wanted = enabled ? 'Enabled' : 'Disabled';
   const trigger = await triggerOf(t, clientsOf(t), fn);
-  await trigger.set(enabled);
+  const told = new Set<string>();
+  const tell = (line: string) => {
+    if (!told.has(line)) console.error(line);
+    told.add(line);
+  };
+  let states: string[] = [];
   try {
-    await waitFor(async () => (await trigger.states()).every((s) => s === wanted), {
-      timeoutMs: timeoutS * 1000,
-      what: `${fn}'s ${trigger.what} to be ${wanted.toLowerCase()}`,
+    await trigger.set(enabled, {
+      untilMs,
+      onBusy: (reason) => tell(`${fn}'s ${trigger.what} is busy, waiting: ${reason}`),
     });
+    await waitFor(
+      async () => {
+        states = await trigger.states();
+        if (states.includes('Disabling'))
+          tell(`${fn}'s ${trigger.what} is Disabling: batches it is running finish first`);
+        return states.every((s) => s === wanted);
+      },
+      { timeoutMs: Math.max(0, untilMs - Date.now()), what: `${fn}'s ${trigger.what}` },
+    );
   } catch (error) {
-    if (error instanceof WaitTimeoutError)
+    if (error instanceof WaitTimeoutError) {
+      states = await trigger.states().catch(() => states);
       throw new CliError(
-        `${fn}'s ${trigger.what} was not ${wanted.toLowerCase()} within ${timeoutS} s (AWS applies the change in the background: check with \`onceflow status\`)`,
+        `${fn}'s ${trigger.what} was not ${wanted.toLowerCase()} within ${timeoutS} s${states.length > 0 ? ` (it is ${[...new Set(states)].join('/')})` : ''}: AWS applies a change in the background, check with \`onceflow status\``,
         { cause: error },
       );
+    }
     throw error;
   }
   return trigger;

@@ -8,14 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import * as v from 'valibot';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { queueDepth } from '../../adapters/sqs.ts';
 import { type Emulators, startEmulators } from '../../local/emulators.ts';
+import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
-import { onceflow, recordState } from '../support/cli.ts';
-import { DEADLINE_S } from '../support/deadlines.ts';
+import { onceflow, recordState, spawnOnceflow } from '../support/cli.ts';
+import { DEADLINE_MS, DEADLINE_S } from '../support/deadlines.ts';
 import { sharedDynamoLocal } from '../support/emulators.ts';
 import { seedBatches } from '../support/fixtures.ts';
+import { holdFirstCall } from '../support/hold.ts';
 import { uniqueName } from '../support/pipeline.ts';
 
 let emulators: Emulators;
@@ -84,6 +86,58 @@ describe('onceflow pause and resume', () => {
     expect((await cli('batch', batchId, '--json')).stdout).toContain('"applied"');
     const depth = await queueDepth(runtime.clients.sqs, runtime.stack.outputs.OrdersDlqUrl ?? '');
     expect(depth.visible + depth.inFlight).toBe(0);
+  });
+
+  it('does not report ingest paused while a batch it runs is unfinished, and resume waits while the trigger is Disabling', async () => {
+    const state = recordState(runtime, dir);
+    const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
+    const hold = holdFirstCall(runtime.emulators, (call) => call.service === 'dynamodb');
+    onTestFinished(hold.release);
+    const [, batch = ''] = seedBatches();
+    const QueueUrl = runtime.stack.outputs.OrdersQueueUrl;
+    await runtime.clients.sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: batch }));
+    await hold.reached();
+
+    // The batch is held running: the trigger cannot be disabled yet, and the command says why.
+    const early = await cli('pause', 'ingest', '--timeout', '2');
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain(
+      "ingest's trigger is Disabling: batches it is running finish first",
+    );
+    expect(early.stderr).toContain(
+      "ingest's trigger was not disabled within 2 s (it is Disabling): AWS applies a change in the background",
+    );
+    expect((await cli('status')).stdout).toContain('triggers: ingest Disabling,');
+
+    // Resume is refused while Disabling; it waits, and takes once the batch has finished.
+    const resume = spawnOnceflow(['--local-state', state, 'resume', 'ingest']);
+    let stdout = '';
+    let stderr = '';
+    resume.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    resume.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    let code: number | null | undefined;
+    const exited = new Promise<number | null>((resolve) =>
+      resume.on('close', (c) => {
+        code = c;
+        resolve(c);
+      }),
+    );
+    const busy = "ingest's trigger is busy, waiting:";
+    await waitFor(() => stderr.includes(busy) || code !== undefined, {
+      timeoutMs: DEADLINE_MS,
+      what: 'resume to be refused while the trigger is Disabling',
+    });
+    expect(stderr).toContain(busy);
+    hold.release();
+    expect(await exited, stderr).toBe(0);
+    expect(stdout).toMatch(/^ingest's trigger is enabled again/);
+    expect((await cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+    const batchId = v.parse(v.object({ batchId: v.string() }), JSON.parse(batch)).batchId;
+    expect((await cli('batch', batchId, '--json')).stdout).toContain('"applied"');
   });
 
   it('holds the finalizer’s schedule with pause finalize, as DisableRule does, and resumes it', async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CloudWatchClient, ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
 import {
+  GetEventSourceMappingCommand,
   GetFunctionConfigurationCommand,
   GetFunctionEventInvokeConfigCommand,
   InvokeCommand,
@@ -17,20 +18,24 @@ import {
   ListEventSourceMappingsCommand,
   ListFunctionsCommand,
   RequestTooLargeException,
+  ResourceInUseException,
   ResourceNotFoundException,
   UpdateEventSourceMappingCommand,
 } from '@aws-sdk/client-lambda';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
+import { queueDepth } from '../../adapters/sqs.ts';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { ASYNC_INVOKE_PAYLOAD_BYTES, INVOKE_PAYLOAD_BYTES } from '../../local/lambda-quotas.ts';
+import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { toSqsEvent } from '../../local/sqs-event.ts';
 import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { sharedDynamoLocal } from '../support/emulators.ts';
 import { seedBatches } from '../support/fixtures.ts';
+import { holdFirstCall } from '../support/hold.ts';
 import { recordsOf, uniqueName } from '../support/pipeline.ts';
 
 let runtime: LocalRuntime;
@@ -60,6 +65,9 @@ const ingestName = () => {
   if (!fn) throw new Error('no ingest function in the stack');
   return fn.name;
 };
+
+const mappingState = async (UUID: string | undefined) =>
+  (await lambda.send(new GetEventSourceMappingCommand({ UUID }))).State;
 
 const decode = (payload: Uint8Array | undefined): unknown =>
   JSON.parse(new TextDecoder().decode(payload));
@@ -237,7 +245,9 @@ describe('Lambda’s API on the local edge', () => {
     const paused = await lambda.send(
       new UpdateEventSourceMappingCommand({ UUID: mapping?.UUID, Enabled: false }),
     );
-    expect(paused.State).toBe('Disabled');
+    // Lambda answers with the transition; nothing runs, so it has ended by the next read.
+    expect(paused.State).toBe('Disabling');
+    expect(await mappingState(mapping?.UUID)).toBe('Disabled');
     // A message sent while paused waits in the queue: the queues never drain.
     const [, second = ''] = seedBatches();
     await runtime.clients.sqs.send(
@@ -250,7 +260,44 @@ describe('Lambda’s API on the local edge', () => {
     const resumed = await lambda.send(
       new UpdateEventSourceMappingCommand({ UUID: mapping?.UUID, Enabled: true }),
     );
-    expect(resumed.State).toBe('Enabled');
+    expect(resumed.State).toBe('Enabling');
+    expect(await mappingState(mapping?.UUID)).toBe('Enabled');
+    await runtime.drain({ timeoutMs: DEADLINE_MS });
+  });
+
+  it('reads Disabling while a batch received before the pause runs, and refuses another change until it has finished', async () => {
+    const { EventSourceMappings: [mapping] = [] } = await lambda.send(
+      new ListEventSourceMappingsCommand({ FunctionName: ingestName() }),
+    );
+    const UUID = mapping?.UUID;
+    const hold = holdFirstCall(runtime.emulators, (call) => call.service === 'dynamodb');
+    onTestFinished(hold.release);
+    const [, , third = ''] = seedBatches();
+    await runtime.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: runtime.stack.outputs.OrdersQueueUrl,
+        MessageBody: third,
+      }),
+    );
+    await hold.reached();
+
+    const paused = await lambda.send(new UpdateEventSourceMappingCommand({ UUID, Enabled: false }));
+    expect(paused.State).toBe('Disabling');
+    expect(await mappingState(UUID)).toBe('Disabling');
+    const refused = lambda.send(new UpdateEventSourceMappingCommand({ UUID, Enabled: true }));
+    await expect(refused).rejects.toBeInstanceOf(ResourceInUseException);
+    await expect(refused).rejects.toThrow(/it is Disabling\. Try again once it is Disabled/);
+
+    // The running batch finishes, its message deleted: pausing stops receiving, not running.
+    hold.release();
+    await waitFor(async () => (await mappingState(UUID)) === 'Disabled', {
+      timeoutMs: DEADLINE_MS,
+      what: 'the mapping to be disabled',
+    });
+    const depth = await queueDepth(runtime.clients.sqs, runtime.stack.outputs.OrdersQueueUrl ?? '');
+    expect(depth).toMatchObject({ visible: 0, inFlight: 0 });
+    const resumed = await lambda.send(new UpdateEventSourceMappingCommand({ UUID, Enabled: true }));
+    expect(resumed.State).toBe('Enabling');
     await runtime.drain({ timeoutMs: DEADLINE_MS });
   });
 

@@ -13,15 +13,19 @@ import { join } from 'node:path';
 import {
   DeleteFunctionConcurrencyCommand,
   GetAccountSettingsCommand,
+  GetEventSourceMappingCommand,
   GetFunctionCommand,
   GetFunctionConcurrencyCommand,
   InvokeCommand,
   LambdaClient,
+  ListEventSourceMappingsCommand,
   PutFunctionConcurrencyCommand,
   TooManyRequestsException,
+  UpdateEventSourceMappingCommand,
 } from '@aws-sdk/client-lambda';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { queueDepth } from '../../adapters/sqs.ts';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
@@ -310,6 +314,36 @@ describe('reserved concurrency in the local runtime', () => {
     });
     // Never the first: no throttled retry outlives its message's visibility timeout.
     expect(bodiesOf(events('gate'))).toEqual(['second']);
+  });
+
+  it('stops retrying a throttled batch once its mapping is disabled, which reads Disabled with the message still hidden', async () => {
+    const { runtime, lambda, nameOf, urlOf } = await start({
+      // Hidden for ten minutes: only a retry given up on lets the mapping be disabled before.
+      Slow: { Type: 'AWS::SQS::Queue', Properties: { VisibilityTimeout: 600 } },
+      Blocked: fn(work, 'blocked', { ReservedConcurrentExecutions: 0 }),
+      BlockedTrigger: mapping('Slow', 'Blocked'),
+    });
+    await runtime.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: urlOf('Slow'), MessageBody: 'held back' }),
+    );
+    await waitFor(() => (runtime.throttles.get('Blocked') ?? 0) > 0, {
+      timeoutMs: DEADLINE_MS,
+      what: 'the batch to be throttled',
+    });
+    const { EventSourceMappings: [{ UUID } = {}] = [] } = await lambda.send(
+      new ListEventSourceMappingsCommand({ FunctionName: nameOf('Blocked') }),
+    );
+    await lambda.send(new UpdateEventSourceMappingCommand({ UUID, Enabled: false }));
+    await waitFor(
+      async () =>
+        (await lambda.send(new GetEventSourceMappingCommand({ UUID }))).State === 'Disabled',
+      { timeoutMs: DEADLINE_MS, what: 'the mapping to be disabled' },
+    );
+    // Given back to the queue unprocessed, one receive spent: it reappears after its timeout.
+    expect(await queueDepth(runtime.clients.sqs, urlOf('Slow') ?? '')).toMatchObject({
+      visible: 0,
+      inFlight: 1,
+    });
   });
 
   it('refuses a reservation that would leave fewer than 100 of the account unreserved, or a negative one, and reports what is left', async () => {

@@ -70,6 +70,22 @@ describe('a mapping’s throttled invocation', () => {
     expect(mappingRetryDeadline(START, 180) - START).toBe(179_000);
   });
 
+  it('gives the throttle back at its next try once the mapping has been disabled', async () => {
+    const { at, invoke } = invocation(Number.POSITIVE_INFINITY);
+    let disabled = false;
+    const result = retryWhileThrottled(invoke, {
+      untilMs: START + 30_000,
+      abandoned: () => disabled,
+    });
+    const settled = expect(result).rejects.toBeInstanceOf(ThrottledError);
+    await vi.advanceTimersByTimeAsync(400);
+    disabled = true;
+    await vi.advanceTimersByTimeAsync(10_000);
+    await settled;
+    // Tries at 0, 100 and 300 ms; the one due at 700 ms is not made.
+    expect(at).toEqual([0, 100, 300]);
+  });
+
   it('throws any other failure at once, without retrying it', async () => {
     const { at, invoke } = invocation(0, 1);
     await expect(retryWhileThrottled(invoke, { untilMs: START + 30_000 })).rejects.toThrow(
