@@ -356,8 +356,17 @@ export class OnceflowStack extends Stack {
         );
       }
     }
+    const functions = [this.ingest, this.aggregate, this.watchPending, this.finalizeHours];
+    for (const fn of functions) {
+      ack(
+        fn,
+        'AwsSolutions::AwsSolutions-L1',
+        'nodejs24.x on purpose: the project pins Node 24, so the local runtime, the tests and the bench run the major the functions deploy on. ' +
+          'Node 24 has long-term support until April 2028; moving to nodejs26.x moves that pin with it.',
+      );
+    }
     if (settings.tracing) {
-      for (const fn of [this.ingest, this.aggregate, this.watchPending, this.finalizeHours]) {
+      for (const fn of functions) {
         ack(
           fn,
           'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
