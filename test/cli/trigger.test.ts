@@ -91,7 +91,7 @@ describe('onceflow pause and resume', () => {
   it('does not report ingest paused while a batch it runs is unfinished, and resume waits while the trigger is Disabling', async () => {
     const state = recordState(runtime, dir);
     const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
-    const hold = holdFirstCall(runtime.emulators, (call) => call.service === 'dynamodb');
+    const hold = holdFirstCall(runtime, 'IngestOrders', (call) => call.service === 'dynamodb');
     onTestFinished(hold.release);
     const [, batch = ''] = seedBatches();
     const QueueUrl = runtime.stack.outputs.OrdersQueueUrl;

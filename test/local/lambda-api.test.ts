@@ -270,7 +270,7 @@ describe('Lambda’s API on the local edge', () => {
       new ListEventSourceMappingsCommand({ FunctionName: ingestName() }),
     );
     const UUID = mapping?.UUID;
-    const hold = holdFirstCall(runtime.emulators, (call) => call.service === 'dynamodb');
+    const hold = holdFirstCall(runtime, 'IngestOrders', (call) => call.service === 'dynamodb');
     onTestFinished(hold.release);
     const [, , third = ''] = seedBatches();
     await runtime.clients.sqs.send(

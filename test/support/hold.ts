@@ -1,9 +1,11 @@
 /**
- * Holds a function's invocation running: the first call a function makes through the edge that
- * matches waits there until released, so a test can act while the invocation is under way.
+ * Holds a function's invocation running: the first call one of its environments makes through
+ * the edge that matches waits there until released, so a test can act while the invocation is
+ * under way.
  */
-import { type EdgeCall, type Emulators, LOCAL_CREDENTIALS } from '../../local/emulators.ts';
+import type { EdgeCall } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
+import type { LocalRuntime } from '../../local/runtime.ts';
 import { DEADLINE_MS } from './deadlines.ts';
 
 export interface HeldCall {
@@ -14,11 +16,12 @@ export interface HeldCall {
 }
 
 /**
- * Holds the first call matching `when` made by a function (signed with an environment's key, not
- * the operator's). The hook is removed when released.
+ * Holds the first call matching `when` made by the function whose logical id starts with
+ * `functionId` (known by the key its environment signs with). The hook is removed when released.
  */
 export const holdFirstCall = (
-  emulators: Emulators,
+  runtime: LocalRuntime,
+  functionId: string,
   when: (call: EdgeCall) => boolean,
 ): HeldCall => {
   let held = false;
@@ -26,10 +29,13 @@ export const holdFirstCall = (
   const released = new Promise<void>((resolve) => {
     release = resolve;
   });
-  const remove = emulators.addHooks({
+  const isFunction = (call: EdgeCall) =>
+    runtime.environments
+      .find((env) => call.accessKeyId !== undefined && env.accessKeyId === call.accessKeyId)
+      ?.fn.logicalId.startsWith(functionId) ?? false;
+  const remove = runtime.emulators.addHooks({
     beforeCall: async (call): Promise<'forward'> => {
-      if (held || call.accessKeyId === LOCAL_CREDENTIALS.accessKeyId || !when(call))
-        return 'forward';
+      if (held || !isFunction(call) || !when(call)) return 'forward';
       held = true;
       await released;
       return 'forward';
