@@ -6,6 +6,7 @@
  */
 import {
   ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -159,21 +160,48 @@ export const peekMessages = async (
     }
   } finally {
     // An entry this fails for (a handle gone stale) is harmless: it is visible after the hold.
-    for (let i = 0; i < handles.length; i += SQS_MAX_BATCH_ENTRIES) {
-      const chunk = handles.slice(i, i + SQS_MAX_BATCH_ENTRIES);
-      await sqs.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: chunk.map((ReceiptHandle, j) => ({
-            Id: String(j),
-            ReceiptHandle,
-            VisibilityTimeout: 0,
-          })),
-        }),
-      );
-    }
+    await setVisibility(sqs, queueUrl, handles, 0);
   }
   return [...seen.values()];
+};
+
+/** Sets received messages' visibility timeout, by receipt handle, ten to a request. */
+export const setVisibility = async (
+  sqs: SQSClient,
+  queueUrl: string,
+  handles: readonly string[],
+  seconds: number,
+): Promise<void> => {
+  for (let i = 0; i < handles.length; i += SQS_MAX_BATCH_ENTRIES) {
+    await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: handles.slice(i, i + SQS_MAX_BATCH_ENTRIES).map((ReceiptHandle, j) => ({
+          Id: String(j),
+          ReceiptHandle,
+          VisibilityTimeout: seconds,
+        })),
+      }),
+    );
+  }
+};
+
+/** Deletes received messages, by receipt handle, ten to a request. */
+export const deleteReceived = async (
+  sqs: SQSClient,
+  queueUrl: string,
+  handles: readonly string[],
+): Promise<void> => {
+  for (let i = 0; i < handles.length; i += SQS_MAX_BATCH_ENTRIES) {
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: handles
+          .slice(i, i + SQS_MAX_BATCH_ENTRIES)
+          .map((ReceiptHandle, j) => ({ Id: String(j), ReceiptHandle })),
+      }),
+    );
+  }
 };
 
 /** A body SQS will never take: too large, or refused as the sender's fault. */

@@ -17,6 +17,7 @@ import { register as ordersCommand } from './commands/orders.ts';
 import { register as reconcileCommand } from './commands/reconcile.ts';
 import { register as rejectsCommand } from './commands/rejects.ts';
 import { register as replayCommand } from './commands/replay.ts';
+import { register as scaleCommand } from './commands/scale.ts';
 import { register as sendCommand } from './commands/send.ts';
 import { register as statusCommand } from './commands/status.ts';
 import { register as tableCommand } from './commands/table.ts';
@@ -41,6 +42,7 @@ for (const register of [
   reconcileCommand,
   rejectsCommand,
   replayCommand,
+  scaleCommand,
   sendCommand,
   statusCommand,
   tableCommand,

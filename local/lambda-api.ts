@@ -3,12 +3,8 @@
  * local runtime's own environments, so `aws lambda invoke`, `list-functions` and the SDKs'
  * Lambda clients work as they do on AWS: `Invoke` (RequestResponse, Event, DryRun; an error
  * thrown by the handler comes back as `X-Amz-Function-Error: Unhandled` with its type and
- * message), `ListFunctions`, `GetFunction`, `GetFunctionConfiguration`, and the event source
- * mappings: `ListEventSourceMappings`, `GetEventSourceMapping`, `UpdateEventSourceMapping` with
- * `Enabled` (pausing a trigger is how an operator stops the bleeding; the mapping reads
- * `Disabling` until its running batches finish, and refuses another change meanwhile with
- * `ResourceInUseException`), and a function's reserved
- * concurrency: `PutFunctionConcurrency`, `GetFunctionConcurrency`, `DeleteFunctionConcurrency`
+ * message), `ListFunctions`, `GetFunction`, `GetFunctionConfiguration`, the event source
+ * mappings (`lambda-mappings-api.ts`), and a function's reserved concurrency: `PutFunctionConcurrency`, `GetFunctionConcurrency`, `DeleteFunctionConcurrency`
  * (an invocation beyond it is throttled: `TooManyRequestsException`, 429), and
  * `GetAccountSettings` (the unreserved concurrency they leave). Any other Lambda action is
  * answered with an error naming it.
@@ -20,33 +16,21 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RulesBackend } from './events-api.ts';
 import { readBody } from './http.ts';
 import { InvocationError, LAMBDA_RUNTIME } from './lambda-environment.ts';
+import { answerMappings, type LocalMapping } from './lambda-mappings-api.ts';
 import {
   ACCOUNT_CONCURRENCY,
   ASYNC_INVOKE_PAYLOAD_BYTES,
   INVOKE_PAYLOAD_BYTES,
   reservationRefusal,
 } from './lambda-quotas.ts';
+import { error, json, notJson, parseJson } from './lambda-rest.ts';
 import { logGroupOf } from './logs-api.ts';
 import type { LocalFunction } from './provision.ts';
 import type { SchedulerBackend } from './scheduler-api.ts';
-import type { MappingState } from './sqs-poller.ts';
 import { asRecord } from './template.ts';
 import { ThrottledError } from './throttling.ts';
 
 const ACCOUNT = '000000000000';
-
-/** An event source mapping as the runtime's poller runs it. */
-export interface LocalMapping {
-  readonly uuid: string;
-  readonly functionName: string;
-  readonly queueArn: string;
-  readonly batchSize: number;
-  readonly batchingWindowSeconds: number;
-  /** `Disabling` while a batch received before a pause still runs. */
-  state(): MappingState;
-  /** Pauses or resumes the poller; running invocations finish. */
-  setEnabled(enabled: boolean): Promise<void>;
-}
 
 /** What a running stack lends the edge: its functions, mappings and rules, and a way to invoke. */
 export interface LambdaBackend {
@@ -99,26 +83,6 @@ const configurationOf = (fn: LocalFunction) => ({
   LoggingConfig: { LogFormat: 'Text', LogGroup: logGroupOf(fn.name) },
 });
 
-const json = (res: ServerResponse, status: number, body: unknown, headers = {}) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
-
-const error = (res: ServerResponse, status: number, type: string, message: string) =>
-  json(res, status, { Type: 'User', message }, { 'x-amzn-errortype': type });
-
-/** The request's JSON body; undefined when it is not JSON (answered 400 by the caller). */
-const parseJson = (body: string, empty: unknown): { value: unknown } | undefined => {
-  try {
-    return { value: body === '' ? empty : JSON.parse(body) };
-  } catch {
-    return undefined;
-  }
-};
-
-const notJson = (res: ServerResponse) =>
-  error(res, 400, 'InvalidRequestContentException', 'Could not parse request body into json');
-
 /** A function by name, full ARN or partial ARN (`function:name`), as Lambda resolves it. */
 const find = (backends: readonly LambdaBackend[], id: string) => {
   const name = decodeURIComponent(id).split(':').pop() ?? '';
@@ -143,67 +107,6 @@ const unhandled = (thrown: unknown) => {
   if (thrown instanceof InvocationError) return thrown.reported();
   const e = thrown instanceof Error ? thrown : new Error(String(thrown));
   return { errorType: e.name, errorMessage: e.message, trace: (e.stack ?? '').split('\n') };
-};
-
-const mappingOf = (region: string, m: LocalMapping, state: string = m.state()) => ({
-  UUID: m.uuid,
-  FunctionArn: `arn:aws:lambda:${region}:${ACCOUNT}:function:${m.functionName}`,
-  EventSourceArn: m.queueArn,
-  BatchSize: m.batchSize,
-  MaximumBatchingWindowInSeconds: m.batchingWindowSeconds,
-  FunctionResponseTypes: ['ReportBatchItemFailures'],
-  State: state,
-});
-
-/** ListEventSourceMappings, GetEventSourceMapping, UpdateEventSourceMapping (`Enabled`). */
-const answerMappings = async (
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-  backends: readonly LambdaBackend[],
-  uuid: string | undefined,
-) => {
-  const body = await readBody(req);
-  const all = backends.flatMap((b) => b.mappings.map((m) => ({ region: b.region, m })));
-  if (uuid === undefined && req.method === 'GET') {
-    const fn = url.searchParams.get('FunctionName')?.split(':').pop();
-    const EventSourceMappings = all
-      .filter(({ m }) => fn === undefined || m.functionName === fn)
-      .map(({ region, m }) => mappingOf(region, m));
-    return json(res, 200, { EventSourceMappings });
-  }
-  const found = all.find(({ m }) => m.uuid === uuid);
-  if (!found) {
-    return error(
-      res,
-      404,
-      'ResourceNotFoundException',
-      `The resource you requested does not exist. (${uuid})`,
-    );
-  }
-  if (req.method === 'PUT') {
-    const update = parseJson(body, {});
-    if (!update) return notJson(res);
-    const enabled =
-      typeof update.value === 'object' && update.value !== null && 'Enabled' in update.value
-        ? update.value.Enabled
-        : undefined;
-    const state = found.m.state();
-    // As Lambda refuses a change to a mapping in transition (it finishes the one under way).
-    if (state !== 'Enabled' && state !== 'Disabled')
-      return error(
-        res,
-        400,
-        'ResourceInUseException',
-        `Cannot update the event source mapping ${found.m.uuid}: it is ${state}. Try again once it is ${state === 'Disabling' ? 'Disabled' : 'Enabled'}.`,
-      );
-    if (typeof enabled !== 'boolean' || enabled === (state === 'Enabled'))
-      return json(res, 202, mappingOf(found.region, found.m));
-    await found.m.setEnabled(enabled);
-    // Lambda answers with the transition it started; GetEventSourceMapping tells when it ends.
-    return json(res, 202, mappingOf(found.region, found.m, enabled ? 'Enabling' : 'Disabling'));
-  }
-  return json(res, 200, mappingOf(found.region, found.m));
 };
 
 /** The account's reservations: every function the edge serves, as one account. */
@@ -277,7 +180,10 @@ export const answerLambda = async (
   const url = new URL(req.url ?? '/', 'http://edge');
   const parts = url.pathname.split('/').filter(Boolean); // 2015-03-31, functions, name, …
   const [, collection, id, sub] = parts;
-  if (collection === 'event-source-mappings') return answerMappings(req, res, url, backends, id);
+  if (collection === 'event-source-mappings') {
+    const all = backends.flatMap((b) => b.mappings.map((m) => ({ region: b.region, m })));
+    return answerMappings(req, res, url, all, id);
+  }
   if (collection === 'account-settings' && req.method === 'GET') {
     await readBody(req);
     return json(res, 200, accountSettings(backends));

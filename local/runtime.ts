@@ -4,7 +4,6 @@
  * invokes the bundled handler code in Lambda-like environments (each function held to its
  * reserved concurrency), and its EventBridge rules and Scheduler schedules run on their times.
  */
-import { createHash } from 'node:crypto';
 import type { AwsClients } from '../adapters/clients.ts';
 import { queueDepth } from '../adapters/sqs.ts';
 import { type AsyncInvocations, type AsyncOutcome, asyncInvocations } from './async-invocations.ts';
@@ -17,6 +16,7 @@ import { functionLogs } from './function-logs.ts';
 import { changedFunctions, changesNeedingRestart } from './hot-swap.ts';
 import { stackAsyncFunctions } from './lambda-destinations.ts';
 import { LambdaEnvironment } from './lambda-environment.ts';
+import { pollerMapping } from './lambda-mappings-api.ts';
 import { waitFor } from './net.ts';
 import {
   functionsOnRunningStack,
@@ -127,10 +127,8 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
-const mappingUuid = (stackName: string, logicalId: string) => {
-  const h = createHash('sha256').update(`${stackName}/${logicalId}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
-};
+/** Slots of a mapping whose template sets no maximum concurrency (Lambda scales it further). */
+const DEFAULT_CONCURRENCY = 5;
 
 export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<LocalRuntime> => {
   const stackTemplate = loadStack(options.assemblyDir, options.stackName);
@@ -205,11 +203,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     });
     pool = environments;
 
-    for (const mapping of stack.mappings.filter((m) => m.enabled)) {
+    for (const mapping of stack.mappings) {
       const fn = stack.functions.find((f) => f.logicalId === mapping.functionLogicalId);
       const queue = stack.queues.find((q) => q.logicalId === mapping.queueLogicalId);
       if (!fn || !queue) continue;
-      const concurrency = mapping.maxConcurrency ?? options.defaultMaxConcurrency ?? 5;
+      const concurrency =
+        mapping.maxConcurrency ?? options.defaultMaxConcurrency ?? DEFAULT_CONCURRENCY;
       const poller = new SqsPoller({
         sqs: clients.sqs,
         queueUrl: queue.url,
@@ -237,6 +236,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
           : {}),
       });
       pollers.set(mapping.logicalId, poller);
+      // Created disabled (`Enabled: false`): it waits for UpdateEventSourceMapping, as on AWS.
+      if (!mapping.enabled) poller.pause();
       poller.start();
     }
 
@@ -301,21 +302,15 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         const fn = stack.functions.find((f) => f.logicalId === m.functionLogicalId);
         const queue = stack.queues.find((q) => q.logicalId === m.queueLogicalId);
         if (!poller || !fn || !queue) return [];
-        return [
-          {
-            // Stable for the stack and mapping, shaped like Lambda's UUIDs.
-            uuid: mappingUuid(stack.stackName, m.logicalId),
-            functionName: fn.name,
-            queueArn: queue.arn,
-            batchSize: m.batchSize,
-            batchingWindowSeconds: m.batchingWindowSeconds,
-            state: () => poller.state,
-            setEnabled: async (enabled: boolean) => {
-              if (enabled) poller.resume();
-              else poller.pause();
-            },
-          },
-        ];
+        return pollerMapping(poller, {
+          stackName: stack.stackName,
+          mapping: m,
+          functionName: fn.name,
+          queue,
+          functionTimeoutSeconds: () =>
+            environments.functions.find((f) => f.logicalId === fn.logicalId)?.timeoutSeconds ?? 3,
+          defaultConcurrency: options.defaultMaxConcurrency ?? DEFAULT_CONCURRENCY,
+        });
       }),
       rules: {
         region: emulators.region,

@@ -9,74 +9,27 @@
  * (`start`/`stop`), and tests, chaos and the bench run it in the foreground until the queue is
  * drained (`drain`), with their handlers and faults behind `invoke`.
  */
-import {
-  ChangeMessageVisibilityBatchCommand,
-  DeleteMessageBatchCommand,
-  type Message,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { queueDepth } from '../adapters/sqs.ts';
-import { bodyPasses, type FilterPattern } from './event-filter.ts';
+import { deleteReceived, queueDepth, setVisibility } from '../adapters/sqs.ts';
+import { bodyPasses } from './event-filter.ts';
+import type {
+  DrainOptions,
+  MappingSettings,
+  MappingState,
+  PollerOptions,
+} from './poller-options.ts';
 import { eventsWithinPayload, failedIdsOf, toSqsEvent, toSqsRecord } from './sqs-event.ts';
 
-export interface PollerOptions {
-  readonly sqs: SQSClient;
-  readonly queueUrl: string;
-  readonly queueArn: string;
-  readonly region: string;
-  readonly batchSize: number;
-  readonly batchingWindowSeconds: number;
-  readonly maxConcurrency: number;
-  readonly reportBatchItemFailures: boolean;
-  /**
-   * The mapping's `FilterCriteria`: a message whose body no filter matches is deleted without
-   * being invoked, as Lambda does. Default none: every message is invoked.
-   */
-  readonly filters?: readonly FilterPattern[];
-  /**
-   * Runs one invocation in the given concurrency slot; rejects when the invocation failed.
-   * `receivedAtMs`: when its messages were received, from which their visibility timeout runs.
-   */
-  readonly invoke: (
-    slot: number,
-    event: SqsEvent,
-    at: { receivedAtMs: number },
-  ) => Promise<unknown>;
-  /**
-   * Not Lambda: make failed messages visible again after this many seconds instead of the
-   * queue's visibility timeout (demos and tests that should not wait minutes). Default: off.
-   */
-  readonly retryDelaySeconds?: number;
-  /**
-   * Told about every invocation and what became of its messages, before the slot receives
-   * again (a returned promise is awaited).
-   */
-  readonly onBatch?: (report: BatchReport) => void | Promise<void>;
-  /** Messages asked for by each receive; default `batchSize` (chaos varies it per call). */
-  readonly receiveSize?: () => number;
-}
+export type {
+  BatchReport,
+  DrainOptions,
+  MappingSettings,
+  MappingState,
+  PollerOptions,
+} from './poller-options.ts';
 
-export interface DrainOptions {
-  /** Give up (and throw) after this long. Default 120 s, sized for a loaded 2-core machine. */
-  readonly timeoutMs?: number;
-}
-
-export interface BatchReport {
-  readonly messageIds: readonly string[];
-  readonly failedIds: readonly string[];
-  /** Why the whole batch failed, if it did. */
-  readonly error?: string;
-}
-
-type SqsEvent = ReturnType<typeof toSqsEvent>;
-
-/**
- * A mapping's state in Lambda's words. Disabling lasts while a batch received before the pause
- * is still being invoked or settled; Lambda's own transition takes seconds even when idle.
- */
-export type MappingState = 'Enabled' | 'Disabling' | 'Disabled';
+const handlesOf = (messages: readonly Message[]) => messages.map((m) => m.ReceiptHandle ?? '');
 
 /** A receive waits at most this long for a first message (SQS's maximum). */
 const LONG_POLL_SECONDS = 20;
@@ -92,6 +45,9 @@ export class SqsPoller {
   #resume: (() => void) | undefined;
   readonly #held: Message[] = [];
   #loops: Promise<void>[] = [];
+  /** Slots whose background loop runs. */
+  readonly #slots = new Set<number>();
+  #settings: MappingSettings;
   /** Batches being invoked and settled by the background loops. */
   #processing = 0;
   readonly #aborts = new Set<AbortController>();
@@ -102,12 +58,36 @@ export class SqsPoller {
 
   constructor(options: PollerOptions) {
     this.#o = options;
+    const { batchSize, batchingWindowSeconds, maxConcurrency } = options;
+    this.#settings = { batchSize, batchingWindowSeconds, maxConcurrency };
   }
 
   start(): void {
     if (this.#running) return;
     this.#running = true;
-    this.#loops = Array.from({ length: this.#o.maxConcurrency }, (_, slot) => this.#loop(slot));
+    this.#startSlots();
+  }
+
+  /** What it polls with now. */
+  get settings(): MappingSettings {
+    return { ...this.#settings };
+  }
+
+  /**
+   * New settings, as `UpdateEventSourceMapping` gives them: the next receive takes them; a batch
+   * being gathered keeps its own. A lower concurrency retires slots as their batch ends.
+   */
+  configure(update: Partial<MappingSettings>): void {
+    this.#settings = { ...this.#settings, ...update };
+    if (this.#running && !this.#draining) this.#startSlots();
+  }
+
+  #startSlots(): void {
+    for (let slot = 0; slot < this.#settings.maxConcurrency; slot++) {
+      if (this.#slots.has(slot)) continue;
+      this.#slots.add(slot);
+      this.#loops.push(this.#loop(slot));
+    }
   }
 
   /**
@@ -151,7 +131,9 @@ export class SqsPoller {
       }
     };
     try {
-      await Promise.all(Array.from({ length: this.#o.maxConcurrency }, (_, slot) => loop(slot)));
+      await Promise.all(
+        Array.from({ length: this.#settings.maxConcurrency }, (_, slot) => loop(slot)),
+      );
     } finally {
       this.#running = false;
       this.#draining = false;
@@ -160,7 +142,7 @@ export class SqsPoller {
   }
 
   #batchSize(): number {
-    return this.#o.receiveSize?.() ?? this.#o.batchSize;
+    return this.#o.receiveSize?.() ?? this.#settings.batchSize;
   }
 
   /** Whether the mapping is paused (disabled, as `UpdateEventSourceMapping` does on AWS). */
@@ -236,18 +218,27 @@ export class SqsPoller {
   async #gather(): Promise<{ batch: Message[]; receivedAtMs: number }> {
     const batch = await this.#receive(this.#batchSize(), LONG_POLL_SECONDS);
     const receivedAtMs = Date.now();
-    if (batch.length === 0 || this.#o.batchingWindowSeconds === 0) return { batch, receivedAtMs };
-    const deadline = Date.now() + this.#o.batchingWindowSeconds * 1000;
-    while (this.#running && batch.length < this.#o.batchSize && Date.now() < deadline) {
+    const { batchSize, batchingWindowSeconds } = this.#settings;
+    if (batch.length === 0 || batchingWindowSeconds === 0) return { batch, receivedAtMs };
+    const deadline = Date.now() + batchingWindowSeconds * 1000;
+    while (this.#running && batch.length < batchSize && Date.now() < deadline) {
       const wait = Math.max(0, Math.min(20, Math.floor((deadline - Date.now()) / 1000)));
-      batch.push(...(await this.#receive(this.#o.batchSize - batch.length, wait)));
+      batch.push(...(await this.#receive(batchSize - batch.length, wait)));
       if (wait === 0) break;
     }
     return { batch, receivedAtMs };
   }
 
   async #loop(slot: number): Promise<void> {
-    while (this.#running) {
+    try {
+      await this.#poll(slot);
+    } finally {
+      this.#slots.delete(slot);
+    }
+  }
+
+  async #poll(slot: number): Promise<void> {
+    while (this.#running && slot < this.#settings.maxConcurrency) {
       if (this.#resumed) {
         await this.#resumed;
         continue;
@@ -287,19 +278,8 @@ export class SqsPoller {
     await this.#setVisibility(messages, LONG_POLL_SECONDS);
   }
 
-  async #setVisibility(messages: readonly Message[], seconds: number): Promise<void> {
-    for (let i = 0; i < messages.length; i += 10) {
-      await this.#o.sqs.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: this.#o.queueUrl,
-          Entries: messages.slice(i, i + 10).map((m, j) => ({
-            Id: String(j),
-            ReceiptHandle: m.ReceiptHandle ?? '',
-            VisibilityTimeout: seconds,
-          })),
-        }),
-      );
-    }
+  #setVisibility(messages: readonly Message[], seconds: number): Promise<void> {
+    return setVisibility(this.#o.sqs, this.#o.queueUrl, handlesOf(messages), seconds);
   }
 
   /**
@@ -365,18 +345,8 @@ export class SqsPoller {
     }
   }
 
-  async #delete(messages: readonly Message[]): Promise<void> {
-    // SQS batch calls take ten entries at most.
-    for (let i = 0; i < messages.length; i += 10) {
-      await this.#o.sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: this.#o.queueUrl,
-          Entries: messages
-            .slice(i, i + 10)
-            .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle ?? '' })),
-        }),
-      );
-    }
+  #delete(messages: readonly Message[]): Promise<void> {
+    return deleteReceived(this.#o.sqs, this.#o.queueUrl, handlesOf(messages));
   }
 
   /** Deletes what succeeded, returns what failed, and reports the invocation. */

@@ -25,6 +25,7 @@ import {
   ListEventSourceMappingsCommand,
   ResourceInUseException,
   UpdateEventSourceMappingCommand,
+  type UpdateEventSourceMappingCommandInput,
 } from '@aws-sdk/client-lambda';
 import { Argument, type Command } from 'commander';
 import { WaitTimeoutError, waitFor } from '../../local/net.ts';
@@ -47,7 +48,7 @@ const PAUSABLE: readonly FunctionKey[] = ['ingest', 'aggregate', 'finalize'];
 export type TriggerStates = Record<FunctionKey, string>;
 
 /** How long a change may take, and who hears that it has to wait. */
-interface Patience {
+export interface Patience {
   readonly untilMs: number;
   /** Told once per trigger that refused the change for now, with AWS's reason. */
   readonly onBusy: (reason: string) => void;
@@ -71,12 +72,12 @@ const clientsOf = (t: Target): Clients => ({
   events: new EventBridgeClient(t.clientConfig ?? { region: t.region }),
 });
 
-/** A queue-fed function's event source mappings from its own queue. */
-const mappingTrigger = async (
+/** The UUIDs of a queue-fed function's event source mappings from its own queue. */
+export const mappingUuids = async (
   t: Target,
-  { lambda }: Clients,
+  lambda: LambdaClient,
   fn: QueueFunction,
-): Promise<Trigger> => {
+): Promise<string[]> => {
   const queueArn = t.output(QUEUES[fn]);
   const uuids: string[] = [];
   let Marker: string | undefined;
@@ -90,6 +91,43 @@ const mappingTrigger = async (
   } while (Marker);
   if (uuids.length === 0)
     throw new CliError(`${fn} has no trigger from its queue in ${t.stackName}`);
+  return uuids;
+};
+
+/**
+ * Updates a mapping, and again while it is in transition (Disabling while its running batches
+ * finish, Updating after a deploy or another change), which AWS refuses with
+ * ResourceInUseException, until it takes the change or `untilMs` has passed.
+ */
+export const updateMapping = async (
+  lambda: LambdaClient,
+  input: UpdateEventSourceMappingCommandInput,
+  { untilMs, onBusy }: Patience,
+): Promise<void> => {
+  let told = false;
+  await waitFor(
+    async () => {
+      try {
+        await lambda.send(new UpdateEventSourceMappingCommand(input));
+        return true;
+      } catch (error) {
+        if (!(error instanceof ResourceInUseException)) throw error;
+        if (!told) onBusy(error.message);
+        told = true;
+        return false;
+      }
+    },
+    { timeoutMs: Math.max(0, untilMs - Date.now()), what: `${input.UUID} to take the change` },
+  );
+};
+
+/** A queue-fed function's event source mappings from its own queue. */
+const mappingTrigger = async (
+  t: Target,
+  { lambda }: Clients,
+  fn: QueueFunction,
+): Promise<Trigger> => {
+  const uuids = await mappingUuids(t, lambda, fn);
   return {
     what: 'trigger',
     ids: uuids,
@@ -100,26 +138,8 @@ const mappingTrigger = async (
           return m.State ?? 'unknown';
         }),
       ),
-    // A mapping in transition (Disabling while its running batches finish, Updating after a
-    // deploy) refuses changes with ResourceInUseException: try again until it takes it.
-    set: async (Enabled, { untilMs, onBusy }) => {
-      for (const UUID of uuids) {
-        let told = false;
-        await waitFor(
-          async () => {
-            try {
-              await lambda.send(new UpdateEventSourceMappingCommand({ UUID, Enabled }));
-              return true;
-            } catch (error) {
-              if (!(error instanceof ResourceInUseException)) throw error;
-              if (!told) onBusy(error.message);
-              told = true;
-              return false;
-            }
-          },
-          { timeoutMs: Math.max(0, untilMs - Date.now()), what: `${UUID} to take the change` },
-        );
-      }
+    set: async (Enabled, patience) => {
+      for (const UUID of uuids) await updateMapping(lambda, { UUID, Enabled }, patience);
     },
   };
 };

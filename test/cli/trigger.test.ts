@@ -1,7 +1,9 @@
 /**
- * `onceflow pause` and `onceflow resume` against the local stack, through the Lambda API the
- * edge serves as AWS does: a paused trigger leaves a batch waiting in its queue, unapplied and
- * no receive spent, `status` says which trigger is paused, and `resume` applies what waited.
+ * `onceflow pause`, `onceflow resume` and `onceflow scale` against the local stack, through the
+ * Lambda API the edge serves as AWS does: a paused trigger leaves a batch waiting in its queue,
+ * unapplied and no receive spent, `status` says which trigger is paused, and `resume` applies
+ * what waited; a trigger is paused only once the batch it runs has finished; `scale` changes
+ * how many invocations run at once and how many messages each gets.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -156,6 +158,42 @@ describe('onceflow pause and resume', () => {
     const resumed = await cli('resume', 'finalize');
     expect(resumed.code, resumed.stderr).toBe(0);
     expect((await cli('status')).stdout).toContain('finalize enabled');
+  });
+
+  it('shows and changes a trigger’s concurrency and batch size with scale, and prints Lambda’s refusals', async () => {
+    const state = recordState(runtime, dir);
+    const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
+    const { logicalId = '' } =
+      runtime.stack.mappings.find((m) => m.functionLogicalId.startsWith('IngestOrders')) ?? {};
+    const shown = await cli('scale', 'ingest');
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(
+      /^ingest's trigger [\w-]+: batch size 10, batching window 0 s, concurrency 10 \(Enabled\)\n$/,
+    );
+
+    const slowed = await cli('scale', 'ingest', '--max-concurrency', '2', '--batch-size', '4');
+    expect(slowed.code, slowed.stderr).toBe(0);
+    expect(slowed.stdout).toContain(
+      ': batch size 10 → 4, batching window 0 s, concurrency 10 → 2 (Enabled)',
+    );
+    expect(runtime.pollers.get(logicalId)?.settings).toEqual({
+      batchSize: 4,
+      batchingWindowSeconds: 0,
+      maxConcurrency: 2,
+    });
+
+    const refused = await cli('scale', 'ingest', '--batch-size', '20');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10',
+    );
+    // The aggregate queue is FIFO (hour notifications coalesce per window): no batching window.
+    const fifo = await cli('scale', 'aggregate', '--batching-window', '5');
+    expect(fifo.code).toBe(1);
+    expect(fifo.stderr).toContain('Batching window is not supported for FIFO queues');
+
+    const restored = await cli('scale', 'ingest', '--max-concurrency', '10', '--batch-size', '10');
+    expect(restored.stdout).toContain('batch size 4 → 10, batching window 0 s, concurrency 2 → 10');
   });
 
   it('names the functions it can pause when given another', async () => {

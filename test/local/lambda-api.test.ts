@@ -21,6 +21,7 @@ import {
   ResourceInUseException,
   ResourceNotFoundException,
   UpdateEventSourceMappingCommand,
+  type UpdateEventSourceMappingCommandInput,
 } from '@aws-sdk/client-lambda';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
@@ -263,6 +264,64 @@ describe('Lambda’s API on the local edge', () => {
     expect(resumed.State).toBe('Enabling');
     expect(await mappingState(mapping?.UUID)).toBe('Enabled');
     await runtime.drain({ timeoutMs: DEADLINE_MS });
+  });
+
+  it('changes a trigger’s batch size and maximum concurrency with UpdateEventSourceMapping, and refuses what Lambda refuses', async () => {
+    const { EventSourceMappings: [mapping] = [] } = await lambda.send(
+      new ListEventSourceMappingsCommand({ FunctionName: ingestName() }),
+    );
+    const UUID = mapping?.UUID;
+    expect(mapping).toMatchObject({ BatchSize: 10, ScalingConfig: { MaximumConcurrency: 10 } });
+    const { logicalId = '' } =
+      runtime.stack.mappings.find((m) => m.functionLogicalId.startsWith('IngestOrders')) ?? {};
+    const poller = runtime.pollers.get(logicalId);
+    expect(poller).toBeDefined();
+    const updated = await lambda.send(
+      new UpdateEventSourceMappingCommand({
+        UUID,
+        BatchSize: 4,
+        ScalingConfig: { MaximumConcurrency: 2 },
+      }),
+    );
+    expect(updated).toMatchObject({
+      State: 'Updating',
+      BatchSize: 4,
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+    expect(await mappingState(UUID)).toBe('Enabled');
+    expect(poller?.settings).toEqual({ batchSize: 4, batchingWindowSeconds: 0, maxConcurrency: 2 });
+
+    const refusal = (input: Omit<UpdateEventSourceMappingCommandInput, 'UUID'>) =>
+      lambda.send(new UpdateEventSourceMappingCommand({ UUID, ...input })).catch((e) => e);
+    expect(await refusal({ BatchSize: 20 })).toMatchObject({
+      name: 'InvalidParameterValueException',
+      message:
+        'Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10',
+    });
+    expect(await refusal({ ScalingConfig: { MaximumConcurrency: 1 } })).toMatchObject({
+      name: 'ValidationException',
+      message: expect.stringContaining("Value '1' at 'scalingConfig.maximumConcurrency'"),
+    });
+    expect(await refusal({ FunctionName: 'another' })).toMatchObject({
+      name: 'InvalidParameterValueException',
+      message: expect.stringContaining('changes only Enabled, BatchSize'),
+    });
+    // Nothing refused was applied.
+    expect(poller?.settings).toEqual({ batchSize: 4, batchingWindowSeconds: 0, maxConcurrency: 2 });
+
+    // An empty ScalingConfig removes the cap: the runtime's default concurrency, none shown.
+    const uncapped = await lambda.send(
+      new UpdateEventSourceMappingCommand({ UUID, ScalingConfig: {} }),
+    );
+    expect(uncapped.ScalingConfig).toBeUndefined();
+    expect(poller?.settings.maxConcurrency).toBe(5);
+    await lambda.send(
+      new UpdateEventSourceMappingCommand({
+        UUID,
+        BatchSize: 10,
+        ScalingConfig: { MaximumConcurrency: 10 },
+      }),
+    );
   });
 
   it('reads Disabling while a batch received before the pause runs, and refuses another change until it has finished', async () => {

@@ -384,4 +384,42 @@ describe('the local SQS poller', () => {
     expect(held.flatMap((r) => r.failedIds)).toHaveLength(10 - failed.length);
     expect(retried.flat()).toEqual(order);
   });
+
+  it('runs more slots, then fewer, and larger batches when its settings change while it runs', async () => {
+    const q = await setup();
+    let running = 0;
+    let held = true;
+    const sizes: number[] = [];
+    const slots: number[] = [];
+    const poller = q.poll({
+      batchSize: 1,
+      maxConcurrency: 1,
+      invoke: async (slot, event) => {
+        running++;
+        slots.push(slot);
+        sizes.push(event.Records.length);
+        while (held) await new Promise((r) => setTimeout(r, 10));
+        running--;
+        return {};
+      },
+    });
+    await q.send(Array.from({ length: 6 }, (_, i) => `m-${i}`));
+    const until = (what: string, check: () => boolean) =>
+      waitFor(check, { timeoutMs: DEADLINE_MS, what });
+    await until('one invocation', () => running === 1);
+    poller.configure({ maxConcurrency: 3 });
+    await until('three at once', () => running === 3);
+    expect(poller.settings).toEqual({ batchSize: 1, batchingWindowSeconds: 0, maxConcurrency: 3 });
+
+    // Down to one slot with larger batches: the three running finish, and only the first slot
+    // receives again (the others retire as their batch ends).
+    poller.configure({ maxConcurrency: 1, batchSize: 3 });
+    slots.length = 0;
+    sizes.length = 0;
+    held = false;
+    await until('the queue to empty', () => sizes.reduce((a, b) => a + b, 0) === 3);
+    await until('the last invocation to end', () => running === 0);
+    expect(new Set(slots)).toEqual(new Set([0]));
+    expect(sizes.every((n) => n <= 3)).toBe(true);
+  });
 });

@@ -4,7 +4,8 @@
  * once, whatever invokes it. A synchronous Invoke past the cap gets Lambda's 429; an
  * asynchronous one waits, throttled, for a free slot; an SQS mapping's batch is retried until its
  * visibility timeout runs out and then returns to the queue, so that a function reserved at 0
- * (the kill switch) sends its messages to the DLQ unprocessed, the pitfall AWS warns about. The
+ * (the kill switch) sends its messages to the DLQ unprocessed, the pitfall AWS warns about; and
+ * a mapping the template creates disabled waits for UpdateEventSourceMapping. The
  * assembly is written by hand: functions that record each event and can be held running.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -343,6 +344,27 @@ describe('reserved concurrency in the local runtime', () => {
     expect(await queueDepth(runtime.clients.sqs, urlOf('Slow') ?? '')).toMatchObject({
       visible: 0,
       inFlight: 1,
+    });
+  });
+
+  it('keeps a mapping the template creates disabled as Disabled, and runs its queue once enabled', async () => {
+    const { runtime, lambda, nameOf, urlOf, events } = await start({
+      Waiting: { Type: 'AWS::SQS::Queue', Properties: {} },
+      WaitingTrigger: mapping('Waiting', 'Gate', { Enabled: false }),
+    });
+    const { EventSourceMappings = [] } = await lambda.send(
+      new ListEventSourceMappingsCommand({ FunctionName: nameOf('Gate') }),
+    );
+    const queueArn = runtime.stack.queues.find((q) => q.logicalId === 'Waiting')?.arn;
+    const waiting = EventSourceMappings.find((m) => m.EventSourceArn === queueArn);
+    expect(waiting?.State).toBe('Disabled');
+    await runtime.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: urlOf('Waiting'), MessageBody: 'woken' }),
+    );
+    await lambda.send(new UpdateEventSourceMappingCommand({ UUID: waiting?.UUID, Enabled: true }));
+    await waitFor(async () => bodiesOf(events('gate')).includes('woken'), {
+      timeoutMs: DEADLINE_MS,
+      what: 'the message to run once the mapping is enabled',
     });
   });
 

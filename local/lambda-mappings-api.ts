@@ -1,0 +1,183 @@
+/**
+ * Lambda's event source mapping API on the local edge, answered from the runtime's pollers:
+ * `ListEventSourceMappings`, `GetEventSourceMapping`, and `UpdateEventSourceMapping` with
+ * `Enabled` (pausing a trigger is how an operator stops the bleeding), `BatchSize`,
+ * `MaximumBatchingWindowInSeconds` and `ScalingConfig` (slowing a function down without
+ * stopping it). As on AWS, a mapping reads `Disabling` until its running batches finish and
+ * refuses another change meanwhile (`ResourceInUseException`); settings are checked by
+ * Lambda's rules for SQS, and the answer names the transition it started.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import * as v from 'valibot';
+import { readBody } from './http.ts';
+import { type MappingCheck, mappingRefusal } from './lambda-quotas.ts';
+import { error, json, notJson, parseJson } from './lambda-rest.ts';
+import type { LocalQueue } from './provision.ts';
+import { LOCAL_ACCOUNT } from './provision-functions.ts';
+import type { MappingSettings, MappingState, SqsPoller } from './sqs-poller.ts';
+import type { LocalEventSourceMapping } from './triggers.ts';
+
+/** A mapping's settings as its API shows them: no concurrency unless its ScalingConfig sets one. */
+export type MappingView = Omit<MappingSettings, 'maxConcurrency'> & {
+  readonly maxConcurrency: number | undefined;
+};
+
+/** An event source mapping as the runtime's poller runs it. */
+export interface LocalMapping {
+  readonly uuid: string;
+  readonly functionName: string;
+  readonly queueArn: string;
+  /** What its settings are checked against: its queue and its function's timeout now. */
+  limits(): Pick<MappingCheck, 'queue' | 'functionTimeoutSeconds'>;
+  /** `Disabling` while a batch received before a pause still runs. */
+  state(): MappingState;
+  settings(): MappingView;
+  /** Pauses or resumes the poller; running invocations finish. */
+  setEnabled(enabled: boolean): void;
+  /** Takes new settings from the next receive on. */
+  configure(settings: MappingView): void;
+}
+
+/** What `UpdateEventSourceMapping` may change locally; any other field is refused by name. */
+const UpdateSchema = v.strictObject({
+  Enabled: v.optional(v.boolean()),
+  BatchSize: v.optional(v.pipe(v.number(), v.integer())),
+  MaximumBatchingWindowInSeconds: v.optional(v.pipe(v.number(), v.integer())),
+  ScalingConfig: v.optional(
+    v.strictObject({ MaximumConcurrency: v.optional(v.pipe(v.number(), v.integer())) }),
+  ),
+});
+
+const mappingOf = (region: string, m: LocalMapping, state: string = m.state()) => {
+  const { batchSize, batchingWindowSeconds, maxConcurrency } = m.settings();
+  return {
+    UUID: m.uuid,
+    FunctionArn: `arn:aws:lambda:${region}:${LOCAL_ACCOUNT}:function:${m.functionName}`,
+    EventSourceArn: m.queueArn,
+    BatchSize: batchSize,
+    MaximumBatchingWindowInSeconds: batchingWindowSeconds,
+    ...(maxConcurrency === undefined
+      ? {}
+      : { ScalingConfig: { MaximumConcurrency: maxConcurrency } }),
+    FunctionResponseTypes: ['ReportBatchItemFailures'],
+    State: state,
+  };
+};
+
+/** Applies an update; answers as Lambda does, with the transition it started. */
+const update = (res: ServerResponse, region: string, m: LocalMapping, body: string) => {
+  const parsed = parseJson(body, {});
+  if (!parsed) return notJson(res);
+  const input = v.safeParse(UpdateSchema, parsed.value);
+  if (!input.success)
+    return error(
+      res,
+      400,
+      'InvalidParameterValueException',
+      `The local runtime changes only Enabled, BatchSize, MaximumBatchingWindowInSeconds and ScalingConfig.MaximumConcurrency of a mapping: ${v.summarize(input.issues)}`,
+    );
+  const { Enabled, BatchSize, MaximumBatchingWindowInSeconds, ScalingConfig } = input.output;
+  const state = m.state();
+  // As Lambda refuses a change to a mapping in transition (it finishes the one under way).
+  if (state !== 'Enabled' && state !== 'Disabled')
+    return error(
+      res,
+      400,
+      'ResourceInUseException',
+      `Cannot update the event source mapping ${m.uuid}: it is ${state}. Try again once it is ${state === 'Disabling' ? 'Disabled' : 'Enabled'}.`,
+    );
+  const before = m.settings();
+  const next: MappingView = {
+    batchSize: BatchSize ?? before.batchSize,
+    batchingWindowSeconds: MaximumBatchingWindowInSeconds ?? before.batchingWindowSeconds,
+    // An empty ScalingConfig removes the cap, as on AWS.
+    maxConcurrency: ScalingConfig ? ScalingConfig.MaximumConcurrency : before.maxConcurrency,
+  };
+  const refusal = mappingRefusal({ ...next, ...m.limits() });
+  if (refusal)
+    return error(
+      res,
+      400,
+      refusal.startsWith('1 validation error')
+        ? 'ValidationException'
+        : 'InvalidParameterValueException',
+      refusal,
+    );
+  const changed = (Object.keys(next) as (keyof MappingView)[]).some((k) => next[k] !== before[k]);
+  if (changed) m.configure(next);
+  const toggled = Enabled !== undefined && Enabled !== (state === 'Enabled');
+  if (toggled) m.setEnabled(Enabled);
+  const transition = toggled ? (Enabled ? 'Enabling' : 'Disabling') : changed ? 'Updating' : state;
+  return json(res, 202, mappingOf(region, m, transition));
+};
+
+/** ListEventSourceMappings, GetEventSourceMapping and UpdateEventSourceMapping. */
+export const answerMappings = async (
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  all: readonly { readonly region: string; readonly m: LocalMapping }[],
+  uuid: string | undefined,
+) => {
+  const body = await readBody(req);
+  if (uuid === undefined && req.method === 'GET') {
+    const fn = url.searchParams.get('FunctionName')?.split(':').pop();
+    const EventSourceMappings = all
+      .filter(({ m }) => fn === undefined || m.functionName === fn)
+      .map(({ region, m }) => mappingOf(region, m));
+    return json(res, 200, { EventSourceMappings });
+  }
+  const found = all.find(({ m }) => m.uuid === uuid);
+  if (!found)
+    return error(
+      res,
+      404,
+      'ResourceNotFoundException',
+      `The resource you requested does not exist. (${uuid})`,
+    );
+  if (req.method === 'PUT') return update(res, found.region, found.m, body);
+  return json(res, 200, mappingOf(found.region, found.m));
+};
+
+/** Stable for the stack and mapping, shaped like Lambda's UUIDs. */
+const mappingUuid = (stackName: string, logicalId: string) => {
+  const h = createHash('sha256').update(`${stackName}/${logicalId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+};
+
+/**
+ * A template's mapping, run by one of the runtime's pollers. Without a ScalingConfig of its own,
+ * the poller runs `defaultConcurrency` slots.
+ */
+export const pollerMapping = (
+  poller: SqsPoller,
+  o: {
+    readonly stackName: string;
+    readonly mapping: LocalEventSourceMapping;
+    readonly functionName: string;
+    readonly queue: Pick<LocalQueue, 'arn' | 'attributes'>;
+    /** The function's timeout now (a redeploy may change it). */
+    readonly functionTimeoutSeconds: () => number;
+    readonly defaultConcurrency: number;
+  },
+): LocalMapping => {
+  let scaling = o.mapping.maxConcurrency;
+  const { VisibilityTimeout = 30, FifoQueue } = o.queue.attributes;
+  return {
+    uuid: mappingUuid(o.stackName, o.mapping.logicalId),
+    functionName: o.functionName,
+    queueArn: o.queue.arn,
+    limits: () => ({
+      queue: { visibilityTimeoutSeconds: Number(VisibilityTimeout), fifo: FifoQueue === 'true' },
+      functionTimeoutSeconds: o.functionTimeoutSeconds(),
+    }),
+    state: () => poller.state,
+    settings: () => ({ ...poller.settings, maxConcurrency: scaling }),
+    setEnabled: (enabled) => (enabled ? poller.resume() : poller.pause()),
+    configure: ({ maxConcurrency, ...rest }) => {
+      scaling = maxConcurrency;
+      poller.configure({ ...rest, maxConcurrency: maxConcurrency ?? o.defaultConcurrency });
+    },
+  };
+};
