@@ -2,14 +2,15 @@
  * What a new synthesis of a running stack changes, split the way Lambda's own updates split it:
  * a function's code and settings (handler, environment, timeout, memory, the event invoke config
  * of its asynchronous invocations) are swapped in place,
- * as `UpdateFunctionCode` and `UpdateFunctionConfiguration` do, while queues, tables, buckets,
- * event source mappings, schedules and outputs were provisioned from the first template and
- * change only with a restart. Resources with no local meaning (IAM, alarms, log groups…) are
+ * as `UpdateFunctionCode` and `UpdateFunctionConfiguration` do, and so are an event source
+ * mapping's batch size, batching window, scaling and `Enabled`, as `UpdateEventSourceMapping`
+ * does; queues, tables, buckets, the rest of a mapping, schedules and outputs were provisioned
+ * from the first template and change only with a restart. Resources with no local meaning (IAM, alarms, log groups…) are
  * not compared: nothing local depends on them.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { LocalFunction } from './provision.ts';
-import type { Template } from './template.ts';
+import { asRecord, type Template } from './template.ts';
 
 /** Resource types the runtime built from the first template and keeps until it restarts. */
 const PROVISIONED_AT_START = new Set([
@@ -22,6 +23,54 @@ const PROVISIONED_AT_START = new Set([
 ]);
 
 const FUNCTION = 'AWS::Lambda::Function';
+const MAPPING = 'AWS::Lambda::EventSourceMapping';
+
+/** What `UpdateEventSourceMapping` changes in place, so a redeploy does too. */
+const MAPPING_IN_PLACE = [
+  'BatchSize',
+  'MaximumBatchingWindowInSeconds',
+  'ScalingConfig',
+  'Enabled',
+];
+
+const withoutInPlace = (properties: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(properties).filter(([k]) => !MAPPING_IN_PLACE.includes(k)));
+
+/** A mapping's settings the template changed, as its new values (undefined: taken away). */
+export interface MappingChange {
+  readonly logicalId: string;
+  readonly batchSize?: number;
+  readonly batchingWindowSeconds?: number;
+  /** Present when the ScalingConfig changed; undefined inside: no maximum any more. */
+  readonly scaling?: { readonly maxConcurrency: number | undefined };
+  readonly enabled?: boolean;
+}
+
+/**
+ * The mappings whose in-place settings differ from `running` to `next`, with only what differs,
+ * read as `eventSourceMappings` reads a template: what CloudFormation would update, leaving a
+ * setting the template did not change as an operator last set it.
+ */
+export const mappingChanges = (running: Template, next: Template): MappingChange[] =>
+  Object.entries(next.Resources).flatMap(([logicalId, after]) => {
+    const before = running.Resources[logicalId];
+    if (after.Type !== MAPPING || before?.Type !== MAPPING) return [];
+    const [b, a] = [before.Properties, after.Properties];
+    const differs = (key: string) => !isDeepStrictEqual(b[key], a[key]);
+    const cap = asRecord(a.ScalingConfig).MaximumConcurrency;
+    const change: MappingChange = {
+      logicalId,
+      ...(differs('BatchSize') ? { batchSize: Number(a.BatchSize ?? 10) } : {}),
+      ...(differs('MaximumBatchingWindowInSeconds')
+        ? { batchingWindowSeconds: Number(a.MaximumBatchingWindowInSeconds ?? 0) }
+        : {}),
+      ...(differs('ScalingConfig')
+        ? { scaling: { maxConcurrency: cap === undefined ? undefined : Number(cap) } }
+        : {}),
+      ...(differs('Enabled') ? { enabled: a.Enabled !== false } : {}),
+    };
+    return Object.keys(change).length > 1 ? [change] : [];
+  });
 
 /**
  * The changes from `running` to `next` that a running stack cannot apply, one line each
@@ -44,6 +93,9 @@ export const changesNeedingRestart = (running: Template, next: Template): string
       // A function's name is what its mappings, outputs and callers know it by.
       if (!isDeepStrictEqual(before.Properties.FunctionName, after.Properties.FunctionName))
         changes.push(`${id} (${type}) renamed`);
+    } else if (type === MAPPING) {
+      if (!isDeepStrictEqual(withoutInPlace(before.Properties), withoutInPlace(after.Properties)))
+        changes.push(`${id} (${type}) changed`);
     } else if (!isDeepStrictEqual(before.Properties, after.Properties))
       changes.push(`${id} (${type}) changed`);
   }

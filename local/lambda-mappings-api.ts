@@ -10,12 +10,14 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
+import { mappingChanges } from './hot-swap.ts';
 import { readBody } from './http.ts';
 import { type MappingCheck, mappingRefusal } from './lambda-quotas.ts';
 import { error, json, notJson, parseJson } from './lambda-rest.ts';
 import type { LocalQueue } from './provision.ts';
 import { LOCAL_ACCOUNT } from './provision-functions.ts';
 import type { MappingSettings, MappingState, SqsPoller } from './sqs-poller.ts';
+import type { Template } from './template.ts';
 import type { LocalEventSourceMapping } from './triggers.ts';
 
 /** A mapping's settings as its API shows them: no concurrency unless its ScalingConfig sets one. */
@@ -25,6 +27,8 @@ export type MappingView = Omit<MappingSettings, 'maxConcurrency'> & {
 
 /** An event source mapping as the runtime's poller runs it. */
 export interface LocalMapping {
+  /** Its logical id in the template. */
+  readonly logicalId: string;
   readonly uuid: string;
   readonly functionName: string;
   readonly queueArn: string;
@@ -165,6 +169,7 @@ export const pollerMapping = (
   let scaling = o.mapping.maxConcurrency;
   const { VisibilityTimeout = 30, FifoQueue } = o.queue.attributes;
   return {
+    logicalId: o.mapping.logicalId,
     uuid: mappingUuid(o.stackName, o.mapping.logicalId),
     functionName: o.functionName,
     queueArn: o.queue.arn,
@@ -180,4 +185,52 @@ export const pollerMapping = (
       poller.configure({ ...rest, maxConcurrency: maxConcurrency ?? o.defaultConcurrency });
     },
   };
+};
+
+/** `batch size 10 → 4, concurrency 10 → none`: what moved from `before` to `after`. */
+const settingsMoved = (before: MappingView, after: MappingView) =>
+  (
+    [
+      ['batch size', 'batchSize'],
+      ['batching window', 'batchingWindowSeconds'],
+      ['concurrency', 'maxConcurrency'],
+    ] as const
+  )
+    .filter(([, key]) => before[key] !== after[key])
+    .map(([label, key]) => `${label} ${before[key] ?? 'none'} → ${after[key] ?? 'none'}`);
+
+/**
+ * Applies a redeploy's changes to mappings, from the template `deployed` last to `next`, as
+ * CloudFormation updates them: through Lambda's rules, as `UpdateEventSourceMapping` would. One
+ * line per mapping: what moved, or the refusal; a refused mapping keeps its deployed definition,
+ * so that the next template is compared with what runs.
+ */
+export const applyMappingChanges = (
+  deployed: Template,
+  next: Template,
+  mappings: readonly LocalMapping[],
+): { readonly lines: string[]; readonly deployed: Template } => {
+  const resources = { ...next.Resources };
+  const lines = mappingChanges(deployed, next).flatMap((c) => {
+    const m = mappings.find((x) => x.logicalId === c.logicalId);
+    if (!m) return [];
+    const before = m.settings();
+    const settings: MappingView = {
+      batchSize: c.batchSize ?? before.batchSize,
+      batchingWindowSeconds: c.batchingWindowSeconds ?? before.batchingWindowSeconds,
+      maxConcurrency: c.scaling ? c.scaling.maxConcurrency : before.maxConcurrency,
+    };
+    const refusal = mappingRefusal({ ...settings, ...m.limits() });
+    if (refusal) {
+      const kept = deployed.Resources[c.logicalId];
+      if (kept) resources[c.logicalId] = kept;
+      return [`${c.logicalId} not updated: ${refusal}`];
+    }
+    m.configure(settings);
+    if (c.enabled !== undefined) m.setEnabled(c.enabled);
+    const moved = settingsMoved(before, settings);
+    if (c.enabled !== undefined) moved.push(c.enabled ? 'enabled' : 'disabled');
+    return [`${c.logicalId}: ${moved.join(', ') || 'unchanged'}`];
+  });
+  return { lines, deployed: { ...next, Resources: resources } };
 };

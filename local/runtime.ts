@@ -16,7 +16,7 @@ import { functionLogs } from './function-logs.ts';
 import { changedFunctions, changesNeedingRestart } from './hot-swap.ts';
 import { stackAsyncFunctions } from './lambda-destinations.ts';
 import { LambdaEnvironment } from './lambda-environment.ts';
-import { pollerMapping } from './lambda-mappings-api.ts';
+import { applyMappingChanges, pollerMapping } from './lambda-mappings-api.ts';
 import { waitFor } from './net.ts';
 import {
   functionsOnRunningStack,
@@ -77,11 +77,10 @@ export interface LocalRuntimeOptions {
 export interface StackUpdate {
   /** The functions now running new code or settings: each invocation from now on gets them. */
   readonly updated: readonly LocalFunction[];
-  /**
-   * What changed beyond the functions' code and settings (queues, tables, buckets, mappings,
-   * schedules, outputs), one line each: not applied, a restart takes them.
-   */
+  /** What else changed (queues, tables, buckets, schedules…): one line each, a restart takes it. */
   readonly restartNeeded: readonly string[];
+  /** Each mapping the template changed in place (batch size, scaling…): what moved, or why not. */
+  readonly mappings: readonly string[];
 }
 
 export type { CrashRule } from './crash-hooks.ts';
@@ -291,27 +290,28 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     });
 
     // The edge answers Lambda's API for this stack's functions until the runtime stops.
+    const localMappings = stack.mappings.flatMap((m) => {
+      const poller = pollers.get(m.logicalId);
+      const fn = stack.functions.find((f) => f.logicalId === m.functionLogicalId);
+      const queue = stack.queues.find((q) => q.logicalId === m.queueLogicalId);
+      if (!poller || !fn || !queue) return [];
+      return pollerMapping(poller, {
+        stackName: stack.stackName,
+        mapping: m,
+        functionName: fn.name,
+        queue,
+        functionTimeoutSeconds: () =>
+          environments.functions.find((f) => f.logicalId === fn.logicalId)?.timeoutSeconds ?? 3,
+        defaultConcurrency: options.defaultMaxConcurrency ?? DEFAULT_CONCURRENCY,
+      });
+    });
     unregisterFunctions = emulators.registerFunctions({
       region: emulators.region,
       // Read at each request: `update` replaces them.
       get functions() {
         return stack.functions;
       },
-      mappings: stack.mappings.flatMap((m) => {
-        const poller = pollers.get(m.logicalId);
-        const fn = stack.functions.find((f) => f.logicalId === m.functionLogicalId);
-        const queue = stack.queues.find((q) => q.logicalId === m.queueLogicalId);
-        if (!poller || !fn || !queue) return [];
-        return pollerMapping(poller, {
-          stackName: stack.stackName,
-          mapping: m,
-          functionName: fn.name,
-          queue,
-          functionTimeoutSeconds: () =>
-            environments.functions.find((f) => f.logicalId === fn.logicalId)?.timeoutSeconds ?? 3,
-          defaultConcurrency: options.defaultMaxConcurrency ?? DEFAULT_CONCURRENCY,
-        });
-      }),
+      mappings: localMappings,
       rules: {
         region: emulators.region,
         account: LOCAL_ACCOUNT,
@@ -340,6 +340,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       },
       logFile: logs.fileOf,
     });
+    // The template last deployed: a mapping setting is updated when the next one changes it.
+    let deployed = stackTemplate.template;
     const update = async (assemblyDir: string): Promise<StackUpdate> => {
       const next = loadStack(assemblyDir, options.stackName);
       const functions = functionsOnRunningStack(next, stack);
@@ -349,7 +351,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         environments.update(updated);
         stack = { ...stack, functions: environments.functions };
       }
-      return { updated, restartNeeded };
+      const applied = applyMappingChanges(deployed, next.template, localMappings);
+      deployed = applied.deployed;
+      return { updated, restartNeeded, mappings: applied.lines };
     };
     return {
       endpoint: emulators.endpoint,

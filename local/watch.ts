@@ -167,12 +167,13 @@ export const describeWatchEvent = (event: WatchEvent): string => {
     case 'update-failed':
       return `✘ the new synthesis cannot run; the functions keep the code they run: ${event.error.message}`;
     case 'updated': {
-      const { updated, restartNeeded } = event.update;
+      const { updated, restartNeeded, mappings } = event.update;
       const names = updated.map((fn) => fn.logicalId).join(', ');
       const lines = [
         updated.length === 0
           ? '  no function changed'
           : `  ${names} updated in ${event.ms} ms: invocations from now on run the new code in fresh environments`,
+        ...mappings.map((line) => `${line.includes(' not updated: ') ? '!' : ' '} trigger ${line}`),
       ];
       if (restartNeeded.length > 0)
         lines.push(`! not applied until npm start runs again: ${restartNeeded.join('; ')}`);

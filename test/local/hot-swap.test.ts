@@ -44,6 +44,8 @@ interface AssemblyOptions {
   readonly visibilityTimeout?: number;
   /** Leave the bundle out (a synthesis the runtime cannot take). */
   readonly withoutBundle?: boolean;
+  /** A trigger from the queue to the function, with these properties. */
+  readonly mapping?: Record<string, unknown>;
 }
 
 /** A cloud assembly of one stack, as `cdk synth` lays it out, in a directory of its own. */
@@ -78,6 +80,18 @@ const writeAssembly = (stackName: string, o: AssemblyOptions): string => {
             },
           },
         },
+        ...(o.mapping
+          ? {
+              Trigger: {
+                Type: 'AWS::Lambda::EventSourceMapping',
+                Properties: {
+                  EventSourceArn: { 'Fn::GetAtt': ['Work', 'Arn'] },
+                  FunctionName: { Ref: 'Fn' },
+                  ...o.mapping,
+                },
+              },
+            }
+          : {}),
       },
       Outputs: { QueueUrl: { Value: { Ref: 'Work' } } },
     },
@@ -160,7 +174,7 @@ describe('a running stack updated from a new synthesis', () => {
     await invoke(runtime);
     const [environment] = runtime.environments;
     const update = await runtime.update(writeAssembly(stackName, { version: 1 }));
-    expect(update).toEqual({ updated: [], restartNeeded: [] });
+    expect(update).toEqual({ updated: [], restartNeeded: [], mappings: [] });
     expect(runtime.environments).toEqual([environment]);
     expect(environment?.coldStarts).toBe(1);
     await invoke(runtime);
@@ -179,6 +193,33 @@ describe('a running stack updated from a new synthesis', () => {
       new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['VisibilityTimeout'] }),
     );
     expect(Attributes?.VisibilityTimeout).toBe('30');
+  });
+
+  it('updates a trigger’s batch size and scaling in place, as CloudFormation does, and keeps it when Lambda would refuse the new ones', async () => {
+    const { runtime, stackName } = await start({ version: 1, mapping: { BatchSize: 10 } });
+    const poller = runtime.pollers.get('Trigger');
+    const redeploy = (mapping: Record<string, unknown>) =>
+      runtime.update(writeAssembly(stackName, { version: 1, mapping }));
+    const update = await redeploy({ BatchSize: 4, ScalingConfig: { MaximumConcurrency: 2 } });
+    expect(update).toEqual({
+      updated: [],
+      restartNeeded: [],
+      mappings: ['Trigger: batch size 10 → 4, concurrency none → 2'],
+    });
+    expect(poller?.settings).toEqual({ batchSize: 4, batchingWindowSeconds: 0, maxConcurrency: 2 });
+
+    const refused = await redeploy({ BatchSize: 20, ScalingConfig: { MaximumConcurrency: 2 } });
+    expect(refused.mappings).toEqual([
+      'Trigger not updated: Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10',
+    ]);
+    expect(poller?.settings.batchSize).toBe(4);
+    // The fix is compared with what runs, not with the refused template: both settings move.
+    const fixed = await redeploy({
+      BatchSize: 20,
+      MaximumBatchingWindowInSeconds: 1,
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+    expect(fixed.mappings).toEqual(['Trigger: batch size 4 → 20, batching window 0 → 1']);
   });
 
   it('keeps the running code when the new synthesis cannot run', async () => {

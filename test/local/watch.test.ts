@@ -11,7 +11,7 @@ import type { StackUpdate } from '../../local/runtime.ts';
 import { type WatchEvent, watchStack } from '../../local/watch.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 
-const UPDATE: StackUpdate = { updated: [], restartNeeded: [] };
+const UPDATE: StackUpdate = { updated: [], restartNeeded: [], mappings: [] };
 
 /** A project with the sources a synthesis reads, and a watcher on it whose steps are recorded. */
 const watched = (o: { synthesize?: () => Promise<void>; withProject?: boolean } = {}) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changedFunctions, changesNeedingRestart } from '../../local/hot-swap.ts';
+import { changedFunctions, changesNeedingRestart, mappingChanges } from '../../local/hot-swap.ts';
 import type { LocalFunction } from '../../local/provision.ts';
 import type { Template } from '../../local/template.ts';
 import { describeWatchEvent } from '../../local/watch.ts';
@@ -57,7 +57,10 @@ describe('what a new synthesis changes beyond the functions', () => {
     next.Resources.Work = resource('AWS::SQS::Queue', { VisibilityTimeout: 90 });
     delete next.Resources.Things;
     next.Resources.Spare = resource('AWS::S3::Bucket');
-    next.Resources.Trigger = resource('AWS::Lambda::EventSourceMapping', { BatchSize: 5 });
+    next.Resources.Trigger = resource('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 10,
+      FilterCriteria: { Filters: [] },
+    });
     next.Resources.Fn = resource('AWS::Lambda::Function', { FunctionName: 'renamed' });
     next.Outputs.QueueUrl = { Value: { 'Fn::GetAtt': ['Work', 'Arn'] } };
     expect(changesNeedingRestart(template(), next)).toEqual([
@@ -83,6 +86,37 @@ const fn = (overrides: Partial<LocalFunction> = {}): LocalFunction => ({
   codeSha256: 'aaa=',
   lastModified: '2026-12-05T10:00:00.000Z',
   ...overrides,
+});
+
+describe('which mapping settings a new synthesis updates in place', () => {
+  it('updates batch size, batching window, scaling and Enabled in place, and only what changed', () => {
+    const next = template();
+    next.Resources.Trigger = resource('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 4,
+      ScalingConfig: { MaximumConcurrency: 2 },
+      Enabled: false,
+    });
+    expect(changesNeedingRestart(template(), next)).toEqual([]);
+    expect(mappingChanges(template(), next)).toEqual([
+      { logicalId: 'Trigger', batchSize: 4, scaling: { maxConcurrency: 2 }, enabled: false },
+    ]);
+    // Back to the defaults: no batch size is 10, no ScalingConfig is no maximum.
+    expect(mappingChanges(next, template())).toEqual([
+      {
+        logicalId: 'Trigger',
+        batchSize: 10,
+        scaling: { maxConcurrency: undefined },
+        enabled: true,
+      },
+    ]);
+  });
+
+  it('finds nothing to update when no mapping setting changed, or a mapping is new', () => {
+    const next = template();
+    next.Resources.Other = resource('AWS::Lambda::EventSourceMapping', { BatchSize: 3 });
+    expect(mappingChanges(template(), template())).toEqual([]);
+    expect(mappingChanges(template(), next)).toEqual([]);
+  });
 });
 
 describe('which functions a new synthesis updates', () => {
@@ -117,10 +151,19 @@ describe('what the watcher prints', () => {
     const text = describeWatchEvent({
       kind: 'updated',
       ms: 12,
-      update: { updated: [fn()], restartNeeded: ['Work (AWS::SQS::Queue) changed'] },
+      update: {
+        updated: [fn()],
+        restartNeeded: ['Work (AWS::SQS::Queue) changed'],
+        mappings: [
+          'Trigger: batch size 10 → 4',
+          'Other not updated: Batching window is not supported for FIFO queues',
+        ],
+      },
     });
     expect(text).toBe(
       '  Fn updated in 12 ms: invocations from now on run the new code in fresh environments\n' +
+        '  trigger Trigger: batch size 10 → 4\n' +
+        '! trigger Other not updated: Batching window is not supported for FIFO queues\n' +
         '! not applied until npm start runs again: Work (AWS::SQS::Queue) changed',
     );
   });
