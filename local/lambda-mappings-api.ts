@@ -36,6 +36,8 @@ export interface LocalMapping {
   limits(): Pick<MappingCheck, 'queue' | 'functionTimeoutSeconds'>;
   /** `Disabling` while a batch received before a pause still runs. */
   state(): MappingState;
+  /** When it was created or last changed (ms since the epoch). */
+  lastModified(): number;
   settings(): MappingView;
   /** Pauses or resumes the poller; running invocations finish. */
   setEnabled(enabled: boolean): void;
@@ -66,6 +68,10 @@ const mappingOf = (region: string, m: LocalMapping, state: string = m.state()) =
       : { ScalingConfig: { MaximumConcurrency: maxConcurrency } }),
     FunctionResponseTypes: ['ReportBatchItemFailures'],
     State: state,
+    // Every change locally is an operator's (Lambda's own, such as disabling a mapping whose
+    // queue was deleted, does not happen here).
+    StateTransitionReason: 'USER_INITIATED',
+    LastModified: m.lastModified() / 1000,
   };
 };
 
@@ -167,6 +173,7 @@ export const pollerMapping = (
   },
 ): LocalMapping => {
   let scaling = o.mapping.maxConcurrency;
+  let modifiedAt = Date.now();
   const { VisibilityTimeout = 30, FifoQueue } = o.queue.attributes;
   return {
     logicalId: o.mapping.logicalId,
@@ -178,9 +185,15 @@ export const pollerMapping = (
       functionTimeoutSeconds: o.functionTimeoutSeconds(),
     }),
     state: () => poller.state,
+    lastModified: () => modifiedAt,
     settings: () => ({ ...poller.settings, maxConcurrency: scaling }),
-    setEnabled: (enabled) => (enabled ? poller.resume() : poller.pause()),
+    setEnabled: (enabled) => {
+      modifiedAt = Date.now();
+      if (enabled) poller.resume();
+      else poller.pause();
+    },
     configure: ({ maxConcurrency, ...rest }) => {
+      modifiedAt = Date.now();
       scaling = maxConcurrency;
       poller.configure({ ...rest, maxConcurrency: maxConcurrency ?? o.defaultConcurrency });
     },

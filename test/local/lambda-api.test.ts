@@ -248,6 +248,10 @@ describe('Lambda’s API on the local edge', () => {
     );
     // Lambda answers with the transition; nothing runs, so it has ended by the next read.
     expect(paused.State).toBe('Disabling');
+    expect(paused.StateTransitionReason).toBe('USER_INITIATED');
+    expect(paused.LastModified?.getTime()).toBeGreaterThanOrEqual(
+      mapping?.LastModified?.getTime() ?? Number.POSITIVE_INFINITY,
+    );
     expect(await mappingState(mapping?.UUID)).toBe('Disabled');
     // A message sent while paused waits in the queue: the queues never drain.
     const [, second = ''] = seedBatches();
