@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { mappingChanges } from './hot-swap.ts';
+import { type MappingChange, mappingChanges } from './hot-swap.ts';
 import { readBody } from './http.ts';
 import { type MappingCheck, mappingRefusal } from './lambda-quotas.ts';
 import { error, json, notJson, parseJson } from './lambda-rest.ts';
@@ -75,6 +75,42 @@ const mappingOf = (region: string, m: LocalMapping, state: string = m.state()) =
   };
 };
 
+/** `batch size 10 → 4, concurrency 10 → none`: what moved from `before` to `after`. */
+const settingsMoved = (before: MappingView, after: MappingView) =>
+  (
+    [
+      ['batch size', 'batchSize'],
+      ['batching window', 'batchingWindowSeconds'],
+      ['concurrency', 'maxConcurrency'],
+    ] as const
+  )
+    .filter(([, key]) => before[key] !== after[key])
+    .map(([label, key]) => `${label} ${before[key] ?? 'none'} → ${after[key] ?? 'none'}`);
+
+/**
+ * Takes a change through Lambda's rules for SQS mappings: applied, with the settings that moved
+ * and whether it was enabled or disabled; or Lambda's refusal, with nothing applied. The one path
+ * of `UpdateEventSourceMapping` and of a redeploy.
+ */
+const applyChange = (
+  m: LocalMapping,
+  c: Omit<MappingChange, 'logicalId'>,
+): { readonly refusal: string } | { readonly moved: string[]; readonly toggled: boolean } => {
+  const before = m.settings();
+  const next: MappingView = {
+    batchSize: c.batchSize ?? before.batchSize,
+    batchingWindowSeconds: c.batchingWindowSeconds ?? before.batchingWindowSeconds,
+    maxConcurrency: c.scaling ? c.scaling.maxConcurrency : before.maxConcurrency,
+  };
+  const refusal = mappingRefusal({ ...next, ...m.limits() });
+  if (refusal) return { refusal };
+  const moved = settingsMoved(before, next);
+  if (moved.length > 0) m.configure(next);
+  const toggled = c.enabled !== undefined && c.enabled !== (m.state() === 'Enabled');
+  if (toggled) m.setEnabled(c.enabled === true);
+  return { moved, toggled };
+};
+
 /** Applies an update; answers as Lambda does, with the transition it started. */
 const update = (res: ServerResponse, region: string, m: LocalMapping, body: string) => {
   const parsed = parseJson(body, {});
@@ -97,28 +133,29 @@ const update = (res: ServerResponse, region: string, m: LocalMapping, body: stri
       'ResourceInUseException',
       `Cannot update the event source mapping ${m.uuid}: it is ${state}. Try again once it is ${state === 'Disabling' ? 'Disabled' : 'Enabled'}.`,
     );
-  const before = m.settings();
-  const next: MappingView = {
-    batchSize: BatchSize ?? before.batchSize,
-    batchingWindowSeconds: MaximumBatchingWindowInSeconds ?? before.batchingWindowSeconds,
+  const outcome = applyChange(m, {
+    batchSize: BatchSize,
+    batchingWindowSeconds: MaximumBatchingWindowInSeconds,
     // An empty ScalingConfig removes the cap, as on AWS.
-    maxConcurrency: ScalingConfig ? ScalingConfig.MaximumConcurrency : before.maxConcurrency,
-  };
-  const refusal = mappingRefusal({ ...next, ...m.limits() });
-  if (refusal)
+    scaling: ScalingConfig && { maxConcurrency: ScalingConfig.MaximumConcurrency },
+    enabled: Enabled,
+  });
+  if ('refusal' in outcome)
     return error(
       res,
       400,
-      refusal.startsWith('1 validation error')
+      outcome.refusal.startsWith('1 validation error')
         ? 'ValidationException'
         : 'InvalidParameterValueException',
-      refusal,
+      outcome.refusal,
     );
-  const changed = (Object.keys(next) as (keyof MappingView)[]).some((k) => next[k] !== before[k]);
-  if (changed) m.configure(next);
-  const toggled = Enabled !== undefined && Enabled !== (state === 'Enabled');
-  if (toggled) m.setEnabled(Enabled);
-  const transition = toggled ? (Enabled ? 'Enabling' : 'Disabling') : changed ? 'Updating' : state;
+  const transition = outcome.toggled
+    ? Enabled
+      ? 'Enabling'
+      : 'Disabling'
+    : outcome.moved.length > 0
+      ? 'Updating'
+      : state;
   return json(res, 202, mappingOf(region, m, transition));
 };
 
@@ -200,18 +237,6 @@ export const pollerMapping = (
   };
 };
 
-/** `batch size 10 → 4, concurrency 10 → none`: what moved from `before` to `after`. */
-const settingsMoved = (before: MappingView, after: MappingView) =>
-  (
-    [
-      ['batch size', 'batchSize'],
-      ['batching window', 'batchingWindowSeconds'],
-      ['concurrency', 'maxConcurrency'],
-    ] as const
-  )
-    .filter(([, key]) => before[key] !== after[key])
-    .map(([label, key]) => `${label} ${before[key] ?? 'none'} → ${after[key] ?? 'none'}`);
-
 /**
  * Applies a redeploy's changes to mappings, from the template `deployed` last to `next`, as
  * CloudFormation updates them: through Lambda's rules, as `UpdateEventSourceMapping` would. One
@@ -227,22 +252,16 @@ export const applyMappingChanges = (
   const lines = mappingChanges(deployed, next).flatMap((c) => {
     const m = mappings.find((x) => x.logicalId === c.logicalId);
     if (!m) return [];
-    const before = m.settings();
-    const settings: MappingView = {
-      batchSize: c.batchSize ?? before.batchSize,
-      batchingWindowSeconds: c.batchingWindowSeconds ?? before.batchingWindowSeconds,
-      maxConcurrency: c.scaling ? c.scaling.maxConcurrency : before.maxConcurrency,
-    };
-    const refusal = mappingRefusal({ ...settings, ...m.limits() });
-    if (refusal) {
+    const outcome = applyChange(m, c);
+    if ('refusal' in outcome) {
       const kept = deployed.Resources[c.logicalId];
       if (kept) resources[c.logicalId] = kept;
-      return [`${c.logicalId} not updated: ${refusal}`];
+      return [`${c.logicalId} not updated: ${outcome.refusal}`];
     }
-    m.configure(settings);
-    if (c.enabled !== undefined) m.setEnabled(c.enabled);
-    const moved = settingsMoved(before, settings);
-    if (c.enabled !== undefined) moved.push(c.enabled ? 'enabled' : 'disabled');
+    const moved = [
+      ...outcome.moved,
+      ...(outcome.toggled ? [c.enabled ? 'enabled' : 'disabled'] : []),
+    ];
     return [`${c.logicalId}: ${moved.join(', ') || 'unchanged'}`];
   });
   return { lines, deployed: { ...next, Resources: resources } };

@@ -8,7 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   ListQueuesCommand,
@@ -18,7 +17,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import * as v from 'valibot';
-import { packBodies, SQS_MAX_MESSAGE_BYTES } from '../adapters/sqs.ts';
+import { deleteReceived, packBodies, SQS_MAX_MESSAGE_BYTES } from '../adapters/sqs.ts';
 import { readBody } from './http.ts';
 
 export const MOVE_TASK_ACTIONS = [
@@ -262,14 +261,11 @@ export class SqsMoveTasks {
           if (m) done.push(m);
         }
       }
-      if (done.length) {
-        await this.#sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: sourceUrl,
-            Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
-          }),
-        );
-      }
+      await deleteReceived(
+        this.#sqs,
+        sourceUrl,
+        done.map((m) => m.ReceiptHandle ?? ''),
+      );
       task.moved += done.length;
       if (done.length < messages.length)
         throw new Error(
