@@ -666,6 +666,68 @@ describe('onceflow against the local stack', () => {
       /ledger: 4 batches applied \(\d+ events\), 0 pending; duplicates recognised: \S+; conflicts: 0; rejects: 2/,
     );
   });
+
+  it('prints quarantined bodies one per line with rejects --bodies, and the corrected ones apply when sent', async () => {
+    await using s = await stack();
+    const event = (orderId: string, amount: unknown) => ({
+      eventId: 'e-1',
+      orderId,
+      customerId: 'C09',
+      status: 'placed',
+      amount,
+      currency: 'USD',
+      eventTime: '2026-10-01T09:00:00Z',
+    });
+    // A producer's bodies: an amount as a number, pretty-printed over several lines; a body cut
+    // short; and one cut short over two lines, which no single line can hold unchanged.
+    const pretty = JSON.stringify({ batchId: 'fix-1', events: [event('fix-1', 25.5)] }, null, 2);
+    const cut = JSON.stringify({ batchId: 'fix-2', events: [event('fix-2', '7.25')] }).slice(0, -2);
+    const sent = await s.runtime.clients.sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: s.outputs.OrdersQueueUrl,
+        Entries: [pretty, cut, '{"batchId":\n"fix-'].map((body, i) => ({
+          Id: String(i),
+          MessageBody: body,
+        })),
+      }),
+    );
+    expect(sent.Failed ?? []).toEqual([]);
+    const unreadable = sent.Successful?.find((m) => m.Id === '2')?.MessageId;
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+
+    const out = await s.cli('rejects', '--bodies');
+    expect(out.code).toBe(0);
+    const lines = out.stdout.split('\n').filter((line) => line !== '');
+    expect(lines.sort()).toEqual([cut, pretty.replaceAll('\n', ' ')].sort());
+    expect(out.stderr).toContain(
+      `left out ${unreadable} (invalid-json): its body spans several lines and is not JSON`,
+    );
+    expect(out.stderr).toContain('2 bodies to correct and send again');
+
+    // Corrected as an operator would: the amount as a string, the cut body completed.
+    const fixed = join(dir, 'fixed.ndjson');
+    writeFileSync(
+      fixed,
+      lines
+        .map((line) => (line === cut ? `${line}]}` : line.replace('25.5', '"25.50"')))
+        .join('\n'),
+    );
+    expect((await s.cli('send', fixed)).code).toBe(0);
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+    const orders = parseJson(
+      v.array(v.object({ orderId: v.string(), amount: v.string() })),
+      (await s.cli('orders', '--json', '--customer', 'C09')).stdout,
+    );
+    expect(orders.map((o) => [o.orderId, o.amount]).sort()).toEqual([
+      ['fix-1', '25.50'],
+      ['fix-2', '7.25'],
+    ]);
+    expect(parseJson(RejectsSchema, (await s.cli('rejects', '--json')).stdout)).toHaveLength(3);
+
+    const both = await s.cli('rejects', '--bodies', '--json');
+    expect(both.code).toBe(1);
+    expect(both.stderr).toContain("option '--bodies' cannot be used with option '--json'");
+  });
 });
 
 describe('untrusted text in the terminal', () => {
