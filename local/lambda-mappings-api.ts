@@ -36,7 +36,7 @@ export interface LocalMapping {
   limits(): Pick<MappingCheck, 'queue' | 'functionTimeoutSeconds'>;
   /** `Disabling` while a batch received before a pause still runs. */
   state(): MappingState;
-  /** When it was created or last changed (ms since the epoch). */
+  /** When it was created, last changed, or settled in Disabled (ms since the epoch). */
   lastModified(): number;
   settings(): MappingView;
   /** Pauses or resumes the poller; running invocations finish. */
@@ -222,7 +222,10 @@ export const pollerMapping = (
       functionTimeoutSeconds: o.functionTimeoutSeconds(),
     }),
     state: () => poller.state,
-    lastModified: () => modifiedAt,
+    // Lambda's LastModified moves with a change and with a state it settles in: Disabled comes
+    // once the batches running at the pause have finished.
+    lastModified: () =>
+      poller.state === 'Disabled' ? Math.max(modifiedAt, poller.disabledAt ?? 0) : modifiedAt,
     settings: () => ({ ...poller.settings, maxConcurrency: scaling }),
     setEnabled: (enabled) => {
       modifiedAt = Date.now();

@@ -50,6 +50,7 @@ export class SqsPoller {
   #settings: MappingSettings;
   /** Batches being invoked and settled by the background loops. */
   #processing = 0;
+  #disabledAt: number | undefined;
   readonly #aborts = new Set<AbortController>();
   /** Invocations running now, and the most seen at once. */
   inFlight = 0;
@@ -153,6 +154,14 @@ export class SqsPoller {
   /** Whether it polls, in the background or draining: false once stop() has begun. */
   get running(): boolean {
     return this.#running;
+  }
+
+  /**
+   * When the last batch running at a pause finished (Date.now()), which is when the mapping
+   * turned Disabled; undefined until a pause has waited for one.
+   */
+  get disabledAt(): number | undefined {
+    return this.#disabledAt;
   }
 
   /** Disabled once paused and no batch received before the pause is still running. */
@@ -264,6 +273,7 @@ export class SqsPoller {
         // A failed delete leaves the messages to reappear: at-least-once, as on AWS.
       } finally {
         this.#processing--;
+        if (this.#processing === 0 && this.paused) this.#disabledAt = Date.now();
       }
     }
   }

@@ -11,7 +11,7 @@ import { counted, terminalSafe } from '../../local/render.ts';
 import { globals, json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
 import { countRejects } from './rejects.ts';
-import { type TriggerStates, triggerStates } from './trigger.ts';
+import { type TriggerReport, type TriggerStates, triggerReport } from './trigger.ts';
 
 export interface QueueStatus {
   readonly name: string;
@@ -39,6 +39,11 @@ export interface Status {
   readonly duplicatesUnavailable?: string;
   /** Each queue-fed function's trigger (`Enabled`, or `Disabled` after `onceflow pause`), if known. */
   readonly triggers?: TriggerStates;
+  /**
+   * When each queue trigger last changed, ISO 8601: its mappings' LastModified (for a paused one,
+   * when it settled in Disabled). EventBridge keeps no such time for the finalizer's schedule.
+   */
+  readonly triggersChangedAt?: TriggerReport['changedAt'];
   /** Why `triggers` is unknown, when Lambda's API could not be read. */
   readonly triggersUnavailable?: string;
 }
@@ -127,8 +132,8 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
   };
   const rejects = await countRejects(target);
   // Reported, not fatal: a role may read the queues and table without Lambda's API.
-  const triggers = await triggerStates(target).then(
-    (states) => ({ triggers: states }),
+  const triggers = await triggerReport(target).then(
+    (report) => ({ triggers: report.states, triggersChangedAt: report.changedAt }),
     (error: unknown) => ({
       triggersUnavailable: error instanceof Error ? error.message : String(error),
     }),
@@ -151,17 +156,23 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
       };
 };
 
-/** `triggers: ingest enabled, aggregate PAUSED (onceflow resume aggregate)`. */
+/**
+ * `triggers: ingest enabled, aggregate PAUSED since 2026-12-05T23:41:07Z (resume with …)`: since
+ * when, where AWS keeps the time of the change.
+ */
 const triggersLine = (s: Status): string => {
   if (!s.triggers) return `triggers: unknown (${terminalSafe(s.triggersUnavailable ?? '')})`;
   const paused = Object.entries(s.triggers).filter(([, state]) => state !== 'Enabled');
+  const changedAt = new Map(Object.entries(s.triggersChangedAt ?? {}));
+  const since = (fn: string) => {
+    const at = changedAt.get(fn);
+    return at === undefined ? '' : ` since ${at.replace(/\.\d+Z$/, 'Z')}`;
+  };
   return `triggers: ${Object.entries(s.triggers)
     .map(([fn, state]) =>
       state === 'Enabled'
         ? `${fn} enabled`
-        : state === 'Disabled'
-          ? `${fn} PAUSED`
-          : `${fn} ${state}`,
+        : `${fn} ${state === 'Disabled' ? 'PAUSED' : state}${since(fn)}`,
     )
     .join(
       ', ',

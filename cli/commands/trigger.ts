@@ -54,11 +54,17 @@ export interface Patience {
   readonly onBusy: (reason: string) => void;
 }
 
+/** What AWS says of one mapping or rule: its state, and for a mapping when it last changed. */
+interface Reading {
+  readonly state: string;
+  readonly lastModified?: Date;
+}
+
 /** What invokes a function: its mappings or rules, by id, and how to read and set them. */
 interface Trigger {
   readonly what: 'trigger' | 'schedule';
   readonly ids: readonly string[];
-  states(): Promise<string[]>;
+  readings(): Promise<Reading[]>;
   set(enabled: boolean, patience: Patience): Promise<void>;
 }
 
@@ -131,11 +137,11 @@ const mappingTrigger = async (
   return {
     what: 'trigger',
     ids: uuids,
-    states: () =>
+    readings: () =>
       Promise.all(
         uuids.map(async (UUID) => {
           const m = await lambda.send(new GetEventSourceMappingCommand({ UUID }));
-          return m.State ?? 'unknown';
+          return { state: m.State ?? 'unknown', lastModified: m.LastModified };
         }),
       ),
     set: async (Enabled, patience) => {
@@ -162,11 +168,12 @@ const ruleTrigger = async (
   return {
     what: 'schedule',
     ids: RuleNames,
-    states: () =>
+    // EventBridge keeps no time of a rule's last change.
+    readings: () =>
       Promise.all(
         RuleNames.map(async (Name) => {
           const { State = 'unknown' } = await events.send(new DescribeRuleCommand({ Name }));
-          return words[State] ?? State;
+          return { state: words[State] ?? State };
         }),
       ),
     set: async (enabled) => {
@@ -181,17 +188,35 @@ const ruleTrigger = async (
 const triggerOf = (t: Target, clients: Clients, fn: FunctionKey) =>
   isQueueFunction(fn) ? mappingTrigger(t, clients, fn) : ruleTrigger(t, clients, fn);
 
-/** Each function's trigger state, as AWS reports it. */
-export const triggerStates = async (t: Target): Promise<TriggerStates> => {
+/**
+ * Each function's trigger as AWS reports it: its state and, for a queue trigger, when it last
+ * changed (the latest of its mappings' LastModified: for a paused one, since when).
+ */
+export interface TriggerReport {
+  readonly states: TriggerStates;
+  readonly changedAt: Partial<Record<FunctionKey, string>>;
+}
+
+export const triggerReport = async (t: Target): Promise<TriggerReport> => {
   const clients = clientsOf(t);
-  const stateOf = async (fn: FunctionKey) =>
-    [...new Set(await (await triggerOf(t, clients, fn)).states())].join('/');
-  const [ingest, aggregate, finalize] = await Promise.all(PAUSABLE.map(stateOf));
-  return {
-    ingest: ingest ?? 'unknown',
-    aggregate: aggregate ?? 'unknown',
-    finalize: finalize ?? 'unknown',
-  };
+  const reports = await Promise.all(
+    PAUSABLE.map(async (fn) => {
+      const readings = await (await triggerOf(t, clients, fn)).readings();
+      const times = readings.flatMap((r) => (r.lastModified ? [r.lastModified.getTime()] : []));
+      return {
+        fn,
+        state: [...new Set(readings.map((r) => r.state))].join('/') || 'unknown',
+        changedAt: times.length > 0 ? new Date(Math.max(...times)).toISOString() : undefined,
+      };
+    }),
+  );
+  const states: TriggerStates = { ingest: 'unknown', aggregate: 'unknown', finalize: 'unknown' };
+  const changedAt: TriggerReport['changedAt'] = {};
+  for (const r of reports) {
+    states[r.fn] = r.state;
+    if (r.changedAt !== undefined) changedAt[r.fn] = r.changedAt;
+  }
+  return { states, changedAt };
 };
 
 /**
@@ -208,6 +233,7 @@ const setTrigger = async (t: Target, fn: FunctionKey, enabled: boolean, timeoutS
     told.add(line);
   };
   let states: string[] = [];
+  const statesNow = async () => (await trigger.readings()).map((r) => r.state);
   try {
     await trigger.set(enabled, {
       untilMs,
@@ -215,7 +241,7 @@ const setTrigger = async (t: Target, fn: FunctionKey, enabled: boolean, timeoutS
     });
     await waitFor(
       async () => {
-        states = await trigger.states();
+        states = await statesNow();
         if (states.includes('Disabling'))
           tell(`${fn}'s ${trigger.what} is Disabling: batches it is running finish first`);
         return states.every((s) => s === wanted);
@@ -224,7 +250,7 @@ const setTrigger = async (t: Target, fn: FunctionKey, enabled: boolean, timeoutS
     );
   } catch (error) {
     if (error instanceof WaitTimeoutError) {
-      states = await trigger.states().catch(() => states);
+      states = await statesNow().catch(() => states);
       throw new CliError(
         `${fn}'s ${trigger.what} was not ${wanted.toLowerCase()} within ${timeoutS} s${states.length > 0 ? ` (it is ${[...new Set(states)].join('/')})` : ''}: AWS applies a change in the background, check with \`onceflow status\``,
         { cause: error },

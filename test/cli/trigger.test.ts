@@ -58,6 +58,8 @@ describe('onceflow pause and resume', () => {
       finalize: 'Enabled',
     });
 
+    // Seconds: status prints the time of the change to the second.
+    const pausing = Math.floor(Date.now() / 1000) * 1000;
     const paused = await cli('pause', 'ingest');
     expect(paused.code, paused.stderr).toBe(0);
     expect(paused.stdout).toMatch(/^ingest's trigger is paused \(\S+\): its messages wait/);
@@ -66,10 +68,21 @@ describe('onceflow pause and resume', () => {
       aggregate: 'Enabled',
       finalize: 'Enabled',
     });
+    // Since when: the pause's time, from the mapping's LastModified.
     const printed = await cli('status');
-    expect(printed.stdout).toContain(
-      'triggers: ingest PAUSED, aggregate enabled, finalize enabled (resume with `onceflow resume ingest`)',
-    );
+    const since =
+      /triggers: ingest PAUSED since (\S+Z), aggregate enabled, finalize enabled \(resume with `onceflow resume ingest`\)/.exec(
+        printed.stdout,
+      )?.[1];
+    expect(since, printed.stdout).toBeDefined();
+    expect(Date.parse(since ?? '')).toBeGreaterThanOrEqual(pausing);
+    expect(Date.parse(since ?? '')).toBeLessThanOrEqual(Date.now());
+    const changed = v.parse(
+      v.object({ triggersChangedAt: v.record(v.string(), v.string()) }),
+      JSON.parse((await cli('status', '--json')).stdout),
+    ).triggersChangedAt;
+    expect(Object.keys(changed).sort()).toEqual(['aggregate', 'ingest']);
+    expect(Date.parse(changed.ingest ?? '')).toBeGreaterThanOrEqual(pausing);
 
     const [batch] = seedBatches();
     const QueueUrl = runtime.stack.outputs.OrdersQueueUrl;
@@ -109,7 +122,7 @@ describe('onceflow pause and resume', () => {
     expect(early.stderr).toContain(
       "ingest's trigger was not disabled within 2 s (it is Disabling): AWS applies a change in the background",
     );
-    expect((await cli('status')).stdout).toContain('triggers: ingest Disabling,');
+    expect((await cli('status')).stdout).toMatch(/triggers: ingest Disabling since \S+Z,/);
 
     // Resume is refused while Disabling; it waits, and takes once the batch has finished.
     const resume = spawnOnceflow(['--local-state', state, 'resume', 'ingest']);

@@ -328,7 +328,7 @@ describe('Lambda’s API on the local edge', () => {
     );
   });
 
-  it('reads Disabling while a batch received before the pause runs, and refuses another change until it has finished', async () => {
+  it('reads Disabling while a batch received before the pause runs, refuses another change until it has finished, and dates Disabled from then', async () => {
     const { EventSourceMappings: [mapping] = [] } = await lambda.send(
       new ListEventSourceMappingsCommand({ FunctionName: ingestName() }),
     );
@@ -351,12 +351,20 @@ describe('Lambda’s API on the local edge', () => {
     await expect(refused).rejects.toBeInstanceOf(ResourceInUseException);
     await expect(refused).rejects.toThrow(/it is Disabling\. Try again once it is Disabled/);
 
+    const lastModified = async () =>
+      (await lambda.send(new GetEventSourceMappingCommand({ UUID }))).LastModified?.getTime() ?? 0;
+    const pausedAt = await lastModified();
+
     // The running batch finishes, its message deleted: pausing stops receiving, not running.
+    const releasedAt = Date.now();
     hold.release();
     await waitFor(async () => (await mappingState(UUID)) === 'Disabled', {
       timeoutMs: DEADLINE_MS,
       what: 'the mapping to be disabled',
     });
+    // As on AWS, LastModified moves when the state settles: Disabled since the batch finished.
+    expect(pausedAt).toBeLessThan(releasedAt);
+    expect(await lastModified()).toBeGreaterThanOrEqual(releasedAt);
     const depth = await queueDepth(runtime.clients.sqs, runtime.stack.outputs.OrdersQueueUrl ?? '');
     expect(depth).toMatchObject({ visible: 0, inFlight: 0 });
     const resumed = await lambda.send(new UpdateEventSourceMappingCommand({ UUID, Enabled: true }));
