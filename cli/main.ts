@@ -6,6 +6,7 @@
 import { register as aggregatesCommand } from './commands/aggregates.ts';
 import { register as batchCommand } from './commands/batch.ts';
 import { register as chaosCommand } from './commands/chaos.ts';
+import { register as checkCommand } from './commands/check.ts';
 import { register as drainCommand } from './commands/drain.ts';
 import { register as drillCommand } from './commands/drill.ts';
 import { register as generateCommand } from './commands/generate.ts';
@@ -31,6 +32,7 @@ for (const register of [
   aggregatesCommand,
   batchCommand,
   chaosCommand,
+  checkCommand,
   drainCommand,
   drillCommand,
   generateCommand,

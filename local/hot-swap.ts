@@ -11,6 +11,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { LocalFunction } from './provision.ts';
 import { asRecord, type Template } from './template.ts';
+import { reportsItemFailures } from './triggers.ts';
 
 /** Resource types the runtime built from the first template and keeps until it restarts. */
 const PROVISIONED_AT_START = new Set([
@@ -31,6 +32,7 @@ const MAPPING_IN_PLACE = [
   'MaximumBatchingWindowInSeconds',
   'ScalingConfig',
   'Enabled',
+  'FunctionResponseTypes',
 ];
 
 const withoutInPlace = (properties: Record<string, unknown>) =>
@@ -44,6 +46,8 @@ export interface MappingChange {
   /** Present when the ScalingConfig changed; undefined inside: no maximum any more. */
   readonly scaling?: { readonly maxConcurrency: number | undefined };
   readonly enabled?: boolean;
+  /** Present when FunctionResponseTypes changed: whether it holds ReportBatchItemFailures. */
+  readonly reportBatchItemFailures?: boolean;
 }
 
 /**
@@ -68,6 +72,9 @@ export const mappingChanges = (running: Template, next: Template): MappingChange
         ? { scaling: { maxConcurrency: cap === undefined ? undefined : Number(cap) } }
         : {}),
       ...(differs('Enabled') ? { enabled: a.Enabled !== false } : {}),
+      ...(differs('FunctionResponseTypes')
+        ? { reportBatchItemFailures: reportsItemFailures(a.FunctionResponseTypes) }
+        : {}),
     };
     return Object.keys(change).length > 1 ? [change] : [];
   });

@@ -3,7 +3,7 @@
  * `ListEventSourceMappings`, `GetEventSourceMapping`, and `UpdateEventSourceMapping` with
  * `Enabled` (pausing a trigger is how an operator stops the bleeding), `BatchSize`,
  * `MaximumBatchingWindowInSeconds` and `ScalingConfig` (slowing a function down without
- * stopping it). As on AWS, a mapping reads `Disabling` until its running batches finish and
+ * stopping it), and `FunctionResponseTypes`. As on AWS, a mapping reads `Disabling` until its running batches finish and
  * refuses another change meanwhile (`ResourceInUseException`); settings are checked by
  * Lambda's rules for SQS, and the answer names the transition it started.
  */
@@ -53,10 +53,12 @@ const UpdateSchema = v.strictObject({
   ScalingConfig: v.optional(
     v.strictObject({ MaximumConcurrency: v.optional(v.pipe(v.number(), v.integer())) }),
   ),
+  FunctionResponseTypes: v.optional(v.array(v.picklist(['ReportBatchItemFailures']))),
 });
 
 const mappingOf = (region: string, m: LocalMapping, state: string = m.state()) => {
-  const { batchSize, batchingWindowSeconds, maxConcurrency } = m.settings();
+  const { batchSize, batchingWindowSeconds, maxConcurrency, reportBatchItemFailures } =
+    m.settings();
   return {
     UUID: m.uuid,
     FunctionArn: `arn:aws:lambda:${region}:${LOCAL_ACCOUNT}:function:${m.functionName}`,
@@ -66,7 +68,7 @@ const mappingOf = (region: string, m: LocalMapping, state: string = m.state()) =
     ...(maxConcurrency === undefined
       ? {}
       : { ScalingConfig: { MaximumConcurrency: maxConcurrency } }),
-    FunctionResponseTypes: ['ReportBatchItemFailures'],
+    FunctionResponseTypes: reportBatchItemFailures ? ['ReportBatchItemFailures'] : [],
     State: state,
     // Every change locally is an operator's (Lambda's own, such as disabling a mapping whose
     // queue was deleted, does not happen here).
@@ -75,9 +77,12 @@ const mappingOf = (region: string, m: LocalMapping, state: string = m.state()) =
   };
 };
 
+const responseTypes = (m: MappingView) =>
+  m.reportBatchItemFailures ? 'ReportBatchItemFailures' : 'none';
+
 /** `batch size 10 → 4, concurrency 10 → none`: what moved from `before` to `after`. */
-const settingsMoved = (before: MappingView, after: MappingView) =>
-  (
+const settingsMoved = (before: MappingView, after: MappingView) => [
+  ...(
     [
       ['batch size', 'batchSize'],
       ['batching window', 'batchingWindowSeconds'],
@@ -85,7 +90,11 @@ const settingsMoved = (before: MappingView, after: MappingView) =>
     ] as const
   )
     .filter(([, key]) => before[key] !== after[key])
-    .map(([label, key]) => `${label} ${before[key] ?? 'none'} → ${after[key] ?? 'none'}`);
+    .map(([label, key]) => `${label} ${before[key] ?? 'none'} → ${after[key] ?? 'none'}`),
+  ...(before.reportBatchItemFailures === after.reportBatchItemFailures
+    ? []
+    : [`response types ${responseTypes(before)} → ${responseTypes(after)}`]),
+];
 
 /**
  * Takes a change through Lambda's rules for SQS mappings: applied, with the settings that moved
@@ -101,6 +110,7 @@ const applyChange = (
     batchSize: c.batchSize ?? before.batchSize,
     batchingWindowSeconds: c.batchingWindowSeconds ?? before.batchingWindowSeconds,
     maxConcurrency: c.scaling ? c.scaling.maxConcurrency : before.maxConcurrency,
+    reportBatchItemFailures: c.reportBatchItemFailures ?? before.reportBatchItemFailures,
   };
   const refusal = mappingRefusal({ ...next, ...m.limits() });
   if (refusal) return { refusal };
@@ -121,9 +131,15 @@ const update = (res: ServerResponse, region: string, m: LocalMapping, body: stri
       res,
       400,
       'InvalidParameterValueException',
-      `The local runtime changes only Enabled, BatchSize, MaximumBatchingWindowInSeconds and ScalingConfig.MaximumConcurrency of a mapping: ${v.summarize(input.issues)}`,
+      `The local runtime changes only Enabled, BatchSize, MaximumBatchingWindowInSeconds, ScalingConfig.MaximumConcurrency and FunctionResponseTypes of a mapping: ${v.summarize(input.issues)}`,
     );
-  const { Enabled, BatchSize, MaximumBatchingWindowInSeconds, ScalingConfig } = input.output;
+  const {
+    Enabled,
+    BatchSize,
+    MaximumBatchingWindowInSeconds,
+    ScalingConfig,
+    FunctionResponseTypes,
+  } = input.output;
   const state = m.state();
   // As Lambda refuses a change to a mapping in transition (it finishes the one under way).
   if (state !== 'Enabled' && state !== 'Disabled')
@@ -139,6 +155,7 @@ const update = (res: ServerResponse, region: string, m: LocalMapping, body: stri
     // An empty ScalingConfig removes the cap, as on AWS.
     scaling: ScalingConfig && { maxConcurrency: ScalingConfig.MaximumConcurrency },
     enabled: Enabled,
+    reportBatchItemFailures: FunctionResponseTypes?.includes('ReportBatchItemFailures'),
   });
   if ('refusal' in outcome)
     return error(

@@ -59,8 +59,8 @@ export class SqsPoller {
 
   constructor(options: PollerOptions) {
     this.#o = options;
-    const { batchSize, batchingWindowSeconds, maxConcurrency } = options;
-    this.#settings = { batchSize, batchingWindowSeconds, maxConcurrency };
+    const { batchSize, batchingWindowSeconds, maxConcurrency, reportBatchItemFailures } = options;
+    this.#settings = { batchSize, batchingWindowSeconds, maxConcurrency, reportBatchItemFailures };
   }
 
   start(): void {
@@ -342,7 +342,9 @@ export class SqsPoller {
     this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
     try {
       const response = await this.#o.invoke(slot, event, { receivedAtMs });
-      if (!this.#o.reportBatchItemFailures) return { failed: [] };
+      // Without ReportBatchItemFailures Lambda ignores what the function returns: a batch that
+      // did not throw succeeded whole, and its messages are deleted.
+      if (!this.#settings.reportBatchItemFailures) return { failed: [] };
       const result = failedIdsOf(response, ids);
       return {
         failed: result.ids,

@@ -27,6 +27,10 @@ export interface LocalEventSourceMapping {
   readonly filtersNotApplied?: string;
 }
 
+/** Whether a mapping's `FunctionResponseTypes` has Lambda read partial batch responses. */
+export const reportsItemFailures = (types: unknown): boolean =>
+  Array.isArray(types) && types.includes('ReportBatchItemFailures');
+
 /** Every SQS event source mapping between one of `queueIds` and one of `functionIds`. */
 export const eventSourceMappings = (
   resources: ResourceEntries,
@@ -62,9 +66,7 @@ export const eventSourceMappings = (
       batchingWindowSeconds: Number(p.MaximumBatchingWindowInSeconds ?? 0),
       maxConcurrency:
         scaling.MaximumConcurrency === undefined ? undefined : Number(scaling.MaximumConcurrency),
-      reportBatchItemFailures:
-        Array.isArray(p.FunctionResponseTypes) &&
-        p.FunctionResponseTypes.includes('ReportBatchItemFailures'),
+      reportBatchItemFailures: reportsItemFailures(p.FunctionResponseTypes),
       enabled: p.Enabled !== false,
       filters,
       ...(filtersNotApplied === undefined ? {} : { filtersNotApplied }),

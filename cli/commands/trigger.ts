@@ -19,6 +19,7 @@ import {
   ListRuleNamesByTargetCommand,
 } from '@aws-sdk/client-eventbridge';
 import {
+  type EventSourceMappingConfiguration,
   GetEventSourceMappingCommand,
   GetFunctionConfigurationCommand,
   LambdaClient,
@@ -78,23 +79,33 @@ const clientsOf = (t: Target): Clients => ({
   events: new EventBridgeClient(t.clientConfig ?? { region: t.region }),
 });
 
-/** The UUIDs of a queue-fed function's event source mappings from its own queue. */
-export const mappingUuids = async (
+/** A queue-fed function's event source mappings from its own queue (none when there are none). */
+export const queueMappings = async (
   t: Target,
   lambda: LambdaClient,
   fn: QueueFunction,
-): Promise<string[]> => {
+): Promise<EventSourceMappingConfiguration[]> => {
   const queueArn = t.output(QUEUES[fn]);
-  const uuids: string[] = [];
+  const mappings: EventSourceMappingConfiguration[] = [];
   let Marker: string | undefined;
   do {
     const page = await lambda.send(
       new ListEventSourceMappingsCommand({ FunctionName: t.output(FUNCTIONS[fn]), Marker }),
     );
     for (const m of page.EventSourceMappings ?? [])
-      if (m.EventSourceArn === queueArn && m.UUID) uuids.push(m.UUID);
+      if (m.EventSourceArn === queueArn && m.UUID) mappings.push(m);
     Marker = page.NextMarker;
   } while (Marker);
+  return mappings;
+};
+
+/** The UUIDs of a queue-fed function's event source mappings from its own queue. */
+export const mappingUuids = async (
+  t: Target,
+  lambda: LambdaClient,
+  fn: QueueFunction,
+): Promise<string[]> => {
+  const uuids = (await queueMappings(t, lambda, fn)).flatMap((m) => (m.UUID ? [m.UUID] : []));
   if (uuids.length === 0)
     throw new CliError(`${fn} has no trigger from its queue in ${t.stackName}`);
   return uuids;

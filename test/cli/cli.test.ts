@@ -2,6 +2,12 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import {
+  LambdaClient,
+  ListEventSourceMappingsCommand,
+  PutFunctionConcurrencyCommand,
+  UpdateEventSourceMappingCommand,
+} from '@aws-sdk/client-lambda';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   DeleteQueueCommand,
@@ -727,6 +733,61 @@ describe('onceflow against the local stack', () => {
     const both = await s.cli('rejects', '--bodies', '--json');
     expect(both.code).toBe(1);
     expect(both.stderr).toContain("option '--bodies' cannot be used with option '--json'");
+  });
+
+  it('checks the running stack, then fails a trigger without partial batch responses and a reservation of 0, and warns of a short visibility timeout', async () => {
+    await using s = await stack();
+    const healthy = await s.cli('check');
+    expect(healthy.code, healthy.stdout).toBe(0);
+    expect(healthy.stdout).toContain('✓ ingest, partial batch responses:');
+    expect(healthy.stderr).toMatch(/: \d+ checks, 0 failed, 0 warnings/);
+
+    // Hand edits during an incident, through Lambda's and SQS's own APIs.
+    const lambda = new LambdaClient({
+      endpoint: s.runtime.endpoint,
+      region: s.runtime.region,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    const { EventSourceMappings: [mapping] = [] } = await lambda.send(
+      new ListEventSourceMappingsCommand({ FunctionName: s.outputs.IngestFunctionName }),
+    );
+    await lambda.send(
+      new UpdateEventSourceMappingCommand({ UUID: mapping?.UUID, FunctionResponseTypes: [] }),
+    );
+    await lambda.send(
+      new PutFunctionConcurrencyCommand({
+        FunctionName: s.outputs.AggregateFunctionName,
+        ReservedConcurrentExecutions: 0,
+      }),
+    );
+    await s.runtime.clients.sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: s.outputs.OrdersQueueUrl,
+        Attributes: { VisibilityTimeout: '20' },
+      }),
+    );
+
+    const drifted = await s.cli('check');
+    expect(drifted.code).toBe(1);
+    expect(drifted.stdout).toContain(
+      `✗ ingest, partial batch responses: ${mapping?.UUID} lacks ReportBatchItemFailures`,
+    );
+    expect(drifted.stdout).toContain(
+      '✗ aggregate, reserved concurrency: 0: every batch is throttled',
+    );
+    expect(drifted.stdout).toContain(
+      "! orders queue, visibility timeout: 20 s, under the 180 s AWS advises (6 × the function's 30 s timeout): a batch still running reappears",
+    );
+    expect(drifted.stderr).toMatch(/: \d+ checks, 2 failed, 1 warning$/m);
+    const findings = parseJson(
+      v.array(v.object({ subject: v.string(), name: v.string(), verdict: v.string() })),
+      (await s.cli('check', '--json')).stdout,
+    );
+    expect(findings.filter((f) => f.verdict !== 'ok')).toEqual([
+      { subject: 'orders queue', name: 'visibility timeout', verdict: 'warn' },
+      { subject: 'ingest', name: 'partial batch responses', verdict: 'fail' },
+      { subject: 'aggregate', name: 'reserved concurrency', verdict: 'fail' },
+    ]);
   });
 });
 

@@ -193,6 +193,7 @@ describe('onceflow pause and resume', () => {
       batchSize: 4,
       batchingWindowSeconds: 0,
       maxConcurrency: 2,
+      reportBatchItemFailures: true,
     });
 
     const refused = await cli('scale', 'ingest', '--batch-size', '20');

@@ -206,7 +206,11 @@ describe('a running stack updated from a new synthesis', () => {
       restartNeeded: [],
       mappings: ['Trigger: batch size 10 → 4, concurrency none → 2'],
     });
-    expect(poller?.settings).toEqual({ batchSize: 4, batchingWindowSeconds: 0, maxConcurrency: 2 });
+    expect(poller?.settings).toMatchObject({
+      batchSize: 4,
+      batchingWindowSeconds: 0,
+      maxConcurrency: 2,
+    });
 
     const refused = await redeploy({ BatchSize: 20, ScalingConfig: { MaximumConcurrency: 2 } });
     expect(refused.mappings).toEqual([

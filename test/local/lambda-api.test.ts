@@ -270,7 +270,7 @@ describe('Lambda’s API on the local edge', () => {
     await runtime.drain({ timeoutMs: DEADLINE_MS });
   });
 
-  it('changes a trigger’s batch size and maximum concurrency with UpdateEventSourceMapping, and refuses what Lambda refuses', async () => {
+  it('changes a trigger’s batch size, maximum concurrency and response types with UpdateEventSourceMapping, and refuses what Lambda refuses', async () => {
     const { EventSourceMappings: [mapping] = [] } = await lambda.send(
       new ListEventSourceMappingsCommand({ FunctionName: ingestName() }),
     );
@@ -293,7 +293,12 @@ describe('Lambda’s API on the local edge', () => {
       ScalingConfig: { MaximumConcurrency: 2 },
     });
     expect(await mappingState(UUID)).toBe('Enabled');
-    expect(poller?.settings).toEqual({ batchSize: 4, batchingWindowSeconds: 0, maxConcurrency: 2 });
+    expect(poller?.settings).toEqual({
+      batchSize: 4,
+      batchingWindowSeconds: 0,
+      maxConcurrency: 2,
+      reportBatchItemFailures: true,
+    });
 
     const refusal = (input: Omit<UpdateEventSourceMappingCommandInput, 'UUID'>) =>
       lambda.send(new UpdateEventSourceMappingCommand({ UUID, ...input })).catch((e) => e);
@@ -311,7 +316,12 @@ describe('Lambda’s API on the local edge', () => {
       message: expect.stringContaining('changes only Enabled, BatchSize'),
     });
     // Nothing refused was applied.
-    expect(poller?.settings).toEqual({ batchSize: 4, batchingWindowSeconds: 0, maxConcurrency: 2 });
+    expect(poller?.settings).toEqual({
+      batchSize: 4,
+      batchingWindowSeconds: 0,
+      maxConcurrency: 2,
+      reportBatchItemFailures: true,
+    });
 
     // An empty ScalingConfig removes the cap: the runtime's default concurrency, none shown.
     const uncapped = await lambda.send(
@@ -319,13 +329,25 @@ describe('Lambda’s API on the local edge', () => {
     );
     expect(uncapped.ScalingConfig).toBeUndefined();
     expect(poller?.settings.maxConcurrency).toBe(5);
+
+    // Partial batch responses off, as a mapping recreated by hand may be, and on again.
+    const off = await lambda.send(
+      new UpdateEventSourceMappingCommand({ UUID, FunctionResponseTypes: [] }),
+    );
+    expect(off).toMatchObject({ State: 'Updating', FunctionResponseTypes: [] });
+    expect(poller?.settings.reportBatchItemFailures).toBe(false);
+    expect(
+      (await lambda.send(new GetEventSourceMappingCommand({ UUID }))).FunctionResponseTypes,
+    ).toEqual([]);
     await lambda.send(
       new UpdateEventSourceMappingCommand({
         UUID,
         BatchSize: 10,
         ScalingConfig: { MaximumConcurrency: 10 },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
       }),
     );
+    expect(poller?.settings.reportBatchItemFailures).toBe(true);
   });
 
   it('reads Disabling while a batch received before the pause runs, refuses another change until it has finished, and dates Disabled from then', async () => {

@@ -231,6 +231,22 @@ describe('the local SQS poller', () => {
     expect(q.reports.map((r) => r.failedIds)).toEqual([[]]);
   });
 
+  it('stops reading partial batch responses once ReportBatchItemFailures is turned off while it runs', async () => {
+    const q = await setup();
+    const poller = q.poll({
+      invoke: async (_, event) => ({
+        batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })),
+      }),
+    });
+    poller.configure({ reportBatchItemFailures: false });
+    await q.send(['m-1']);
+    await waitFor(async () => (await q.depth()) === 0, {
+      timeoutMs: DEADLINE_MS,
+      what: 'the queue to empty',
+    });
+    expect(q.reports.map((r) => r.failedIds)).toEqual([[]]);
+  });
+
   it('moves a message that keeps failing to the DLQ after maxReceiveCount receives', async () => {
     const q = await setup({}, true);
     await q.send(['poison']);
@@ -409,7 +425,12 @@ describe('the local SQS poller', () => {
     await until('one invocation', () => running === 1);
     poller.configure({ maxConcurrency: 3 });
     await until('three at once', () => running === 3);
-    expect(poller.settings).toEqual({ batchSize: 1, batchingWindowSeconds: 0, maxConcurrency: 3 });
+    expect(poller.settings).toEqual({
+      batchSize: 1,
+      batchingWindowSeconds: 0,
+      maxConcurrency: 3,
+      reportBatchItemFailures: true,
+    });
 
     // Down to one slot with larger batches: the three running finish, and only the first slot
     // receives again (the others retire as their batch ends).

@@ -89,7 +89,7 @@ const fn = (overrides: Partial<LocalFunction> = {}): LocalFunction => ({
 });
 
 describe('which mapping settings a new synthesis updates in place', () => {
-  it('updates batch size, batching window, scaling and Enabled in place, and only what changed', () => {
+  it('updates batch size, batching window, scaling, Enabled and response types in place, and only what changed', () => {
     const next = template();
     next.Resources.Trigger = resource('AWS::Lambda::EventSourceMapping', {
       BatchSize: 4,
@@ -99,6 +99,18 @@ describe('which mapping settings a new synthesis updates in place', () => {
     expect(changesNeedingRestart(template(), next)).toEqual([]);
     expect(mappingChanges(template(), next)).toEqual([
       { logicalId: 'Trigger', batchSize: 4, scaling: { maxConcurrency: 2 }, enabled: false },
+    ]);
+    const reporting = template();
+    reporting.Resources.Trigger = resource('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect(changesNeedingRestart(template(), reporting)).toEqual([]);
+    expect(mappingChanges(template(), reporting)).toEqual([
+      { logicalId: 'Trigger', reportBatchItemFailures: true },
+    ]);
+    expect(mappingChanges(reporting, template())).toEqual([
+      { logicalId: 'Trigger', reportBatchItemFailures: false },
     ]);
     // Back to the defaults: no batch size is 10, no ScalingConfig is no maximum.
     expect(mappingChanges(next, template())).toEqual([

@@ -1,0 +1,347 @@
+/**
+ * `onceflow check`: whether the running pipeline still has the settings its guarantees rest on.
+ * `cdk deploy` sets them all; what changes them is a hand edit during an incident (a trigger
+ * recreated in the console without partial batch responses, a visibility timeout shortened, a
+ * function's concurrency reserved at 0 as a kill switch), or a policy tool. Each finding says
+ * what breaks. A failure can lose or strand messages: exit 1. A warning costs work, receives or
+ * time, never correctness: exit 0.
+ */
+
+import {
+  type EventSourceMappingConfiguration,
+  GetFunctionConcurrencyCommand,
+  GetFunctionConfigurationCommand,
+  LambdaClient,
+} from '@aws-sdk/client-lambda';
+import { GetQueueAttributesCommand, type QueueAttributeName } from '@aws-sdk/client-sqs';
+import type { Command } from 'commander';
+import * as v from 'valibot';
+import { counted, terminalSafe } from '../../local/render.ts';
+import { json, run, target } from '../program.ts';
+import type { Target } from '../target.ts';
+import { FUNCTIONS, type FunctionKey, type QueueFunction } from './logs.ts';
+import { checkTable } from './table.ts';
+import { queueMappings } from './trigger.ts';
+
+export type Verdict = 'ok' | 'warn' | 'fail';
+
+export interface Finding {
+  /** What was checked: `ingest`, `orders queue`, `table`… */
+  readonly subject: string;
+  readonly name: string;
+  readonly verdict: Verdict;
+  readonly detail: string;
+}
+
+/** What the checks read of a queue and its DLQ. */
+export interface QueueFacts {
+  readonly visibilityTimeoutS: number;
+  readonly retentionS: number;
+  readonly fifo: boolean;
+  /** Its RedrivePolicy, if it has one. */
+  readonly redrive?: { readonly deadLetterTargetArn: string; readonly maxReceiveCount: number };
+  readonly dlqArn: string;
+  readonly dlqRetentionS: number;
+}
+
+/** What the checks read of a queue-fed function and its trigger. */
+export interface FunctionFacts {
+  readonly timeoutS: number;
+  /** Undefined: no reservation. */
+  readonly reservedConcurrency?: number;
+  readonly mappings: readonly EventSourceMappingConfiguration[];
+}
+
+/** `14 days`, `4 days`, `90 s`: a retention or timeout as an operator reads it. */
+const span = (seconds: number): string =>
+  seconds >= 86_400 && seconds % 3_600 === 0
+    ? `${+(seconds / 86_400).toFixed(2)} days`
+    : seconds >= 3_600 && seconds % 60 === 0
+      ? `${+(seconds / 3_600).toFixed(2)} h`
+      : `${seconds} s`;
+
+/** AWS's advice for a queue that triggers Lambda: at least 6 × the function's timeout. */
+const VISIBILITY_FACTOR = 6;
+/** AWS's advice for a Lambda trigger's source queue: throttled receives count too. */
+const MIN_RECEIVES = 5;
+
+/** The queue a function is fed by: its redrive, visibility timeout and its DLQ's retention. */
+export const judgeQueue = (subject: string, q: QueueFacts, fn: FunctionFacts): Finding[] => {
+  const window = Math.max(0, ...fn.mappings.map((m) => m.MaximumBatchingWindowInSeconds ?? 0));
+  const advised = VISIBILITY_FACTOR * fn.timeoutS + window;
+  const findings: Finding[] = [
+    {
+      subject,
+      name: 'visibility timeout',
+      ...(q.visibilityTimeoutS >= advised
+        ? { verdict: 'ok', detail: `${q.visibilityTimeoutS} s (at least ${advised} s advised)` }
+        : {
+            verdict: 'warn',
+            detail: `${q.visibilityTimeoutS} s, under the ${advised} s AWS advises (${VISIBILITY_FACTOR} × the function's ${fn.timeoutS} s timeout${window > 0 ? ` + its ${window} s window` : ''}): ${q.visibilityTimeoutS < fn.timeoutS ? 'a batch still running reappears and runs twice at once (applied once, but the work is done twice and each receive counts towards the DLQ)' : 'a throttled batch may reappear before Lambda has retried it'}`,
+          }),
+    },
+  ];
+  if (!q.redrive)
+    return [
+      ...findings,
+      {
+        subject,
+        name: 'dead-letter queue',
+        verdict: 'fail',
+        detail:
+          'no RedrivePolicy: a message that keeps failing is received again and again until the queue’s retention ends, then deleted unapplied',
+      },
+    ];
+  const { deadLetterTargetArn, maxReceiveCount } = q.redrive;
+  return [
+    ...findings,
+    deadLetterTargetArn === q.dlqArn
+      ? { subject, name: 'dead-letter queue', verdict: 'ok', detail: deadLetterTargetArn }
+      : {
+          subject,
+          name: 'dead-letter queue',
+          verdict: 'warn',
+          detail: `${deadLetterTargetArn}, not the stack's ${q.dlqArn}: its alarm, \`status\` and \`replay dlq\` watch the stack's`,
+        },
+    maxReceiveCount >= MIN_RECEIVES
+      ? { subject, name: 'maxReceiveCount', verdict: 'ok', detail: String(maxReceiveCount) }
+      : {
+          subject,
+          name: 'maxReceiveCount',
+          verdict: 'warn',
+          detail: `${maxReceiveCount}, under the ${MIN_RECEIVES} AWS advises: a batch throttled or failing transiently reaches the DLQ sooner (redrive it with \`replay dlq\`)`,
+        },
+    q.fifo
+      ? {
+          subject,
+          name: 'DLQ retention',
+          verdict: 'ok',
+          detail: `${span(q.dlqRetentionS)} from the move (a FIFO queue's message starts its retention again in its DLQ)`,
+        }
+      : q.dlqRetentionS > q.retentionS
+        ? {
+            subject,
+            name: 'DLQ retention',
+            verdict: 'ok',
+            detail: `${span(q.dlqRetentionS)}, longer than the queue's ${span(q.retentionS)}`,
+          }
+        : {
+            subject,
+            name: 'DLQ retention',
+            verdict: 'warn',
+            detail: `${span(q.dlqRetentionS)}, not longer than the queue's ${span(q.retentionS)}: a standard queue's message keeps its first enqueue time in the DLQ, so it may expire there before anyone redrives it`,
+          },
+  ];
+};
+
+/** A queue-fed function's trigger and its reserved concurrency. */
+export const judgeFunction = (fn: QueueFunction, f: FunctionFacts): Finding[] => {
+  if (f.mappings.length === 0)
+    return [
+      {
+        subject: fn,
+        name: 'trigger',
+        verdict: 'fail',
+        detail: 'no event source mapping from its queue: its messages wait until they expire',
+      },
+    ];
+  const findings: Finding[] = f.mappings.map((m) =>
+    (m.FunctionResponseTypes ?? []).includes('ReportBatchItemFailures')
+      ? {
+          subject: fn,
+          name: 'partial batch responses',
+          verdict: 'ok',
+          detail: `${m.UUID}: ReportBatchItemFailures`,
+        }
+      : {
+          subject: fn,
+          name: 'partial batch responses',
+          verdict: 'fail',
+          detail: `${m.UUID} lacks ReportBatchItemFailures: Lambda ignores the failures the function reports, so a batch with a failed message counts as a success and that message is deleted unapplied`,
+        },
+  );
+  for (const m of f.mappings)
+    findings.push(
+      m.State === 'Enabled'
+        ? { subject: fn, name: 'trigger', verdict: 'ok', detail: `${m.UUID}: Enabled` }
+        : {
+            subject: fn,
+            name: 'trigger',
+            verdict: 'warn',
+            detail: `${m.UUID}: ${m.State}${m.LastModified ? ` since ${m.LastModified.toISOString()}` : ''}: its messages wait in the queue (\`onceflow resume ${fn}\`)`,
+          },
+    );
+  const reserved = f.reservedConcurrency;
+  const cap = Math.max(...f.mappings.map((m) => m.ScalingConfig?.MaximumConcurrency ?? 0));
+  if (reserved === 0)
+    findings.push({
+      subject: fn,
+      name: 'reserved concurrency',
+      verdict: 'fail',
+      detail:
+        '0: every batch is throttled, and after maxReceiveCount receives its messages are in the DLQ unprocessed; to stop the function, `onceflow pause` its trigger instead',
+    });
+  else if (reserved !== undefined && cap > reserved)
+    findings.push({
+      subject: fn,
+      name: 'reserved concurrency',
+      verdict: 'warn',
+      detail: `${reserved}, under the trigger's maximum concurrency of ${cap}: Lambda throttles the batches over it, and their receives count towards the DLQ (AWS advises a reservation at least the maximum concurrency)`,
+    });
+  else
+    findings.push({
+      subject: fn,
+      name: 'reserved concurrency',
+      verdict: 'ok',
+      detail: reserved === undefined ? 'none reserved' : String(reserved),
+    });
+  return findings;
+};
+
+const ATTRIBUTES: QueueAttributeName[] = [
+  'VisibilityTimeout',
+  'MessageRetentionPeriod',
+  'RedrivePolicy',
+  'FifoQueue',
+];
+
+/** SQS gives the RedrivePolicy as JSON text: read through a schema, numbers or strings. */
+const RedriveSchema = v.object({
+  deadLetterTargetArn: v.string(),
+  maxReceiveCount: v.pipe(v.union([v.number(), v.string()]), v.transform(Number)),
+});
+
+const QUEUE_OUTPUTS = {
+  ingest: {
+    name: 'orders queue',
+    queue: 'OrdersQueueUrl',
+    dlq: 'OrdersDlqUrl',
+    dlqArn: 'OrdersDlqArn',
+  },
+  aggregate: {
+    name: 'aggregate queue',
+    queue: 'AggregateQueueUrl',
+    dlq: 'AggregateDlqUrl',
+    dlqArn: 'AggregateDlqArn',
+  },
+} as const;
+
+const queueFacts = async (t: Target, fn: QueueFunction): Promise<QueueFacts> => {
+  const o = QUEUE_OUTPUTS[fn];
+  const attributes = async (url: string) =>
+    (
+      await t.clients.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ATTRIBUTES }),
+      )
+    ).Attributes ?? {};
+  const [queue, dlq] = await Promise.all([
+    attributes(t.output(o.queue)),
+    attributes(t.output(o.dlq)),
+  ]);
+  const redrive =
+    queue.RedrivePolicy === undefined || queue.RedrivePolicy === ''
+      ? undefined
+      : v.parse(RedriveSchema, JSON.parse(queue.RedrivePolicy));
+  return {
+    visibilityTimeoutS: Number(queue.VisibilityTimeout ?? 30),
+    retentionS: Number(queue.MessageRetentionPeriod ?? 345_600),
+    fifo: queue.FifoQueue === 'true',
+    ...(redrive ? { redrive } : {}),
+    dlqArn: t.output(o.dlqArn),
+    dlqRetentionS: Number(dlq.MessageRetentionPeriod ?? 345_600),
+  };
+};
+
+const functionFacts = async (
+  t: Target,
+  lambda: LambdaClient,
+  fn: FunctionKey,
+  mappings: () => Promise<EventSourceMappingConfiguration[]>,
+): Promise<FunctionFacts> => {
+  const FunctionName = t.output(FUNCTIONS[fn]);
+  const [config, concurrency, found] = await Promise.all([
+    lambda.send(new GetFunctionConfigurationCommand({ FunctionName })),
+    lambda.send(new GetFunctionConcurrencyCommand({ FunctionName })),
+    mappings(),
+  ]);
+  const reserved = concurrency.ReservedConcurrentExecutions;
+  return {
+    timeoutS: config.Timeout ?? 3,
+    ...(reserved === undefined ? {} : { reservedConcurrency: reserved }),
+    mappings: found,
+  };
+};
+
+/** Every finding on the target's stack: its queues, triggers, functions and table. */
+export const checkPipeline = async (t: Target): Promise<Finding[]> => {
+  const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
+  const perQueue = await Promise.all(
+    (['ingest', 'aggregate'] as const).map(async (fn) => {
+      const [queue, facts] = await Promise.all([
+        queueFacts(t, fn),
+        functionFacts(t, lambda, fn, () => queueMappings(t, lambda, fn)),
+      ]);
+      return [...judgeQueue(QUEUE_OUTPUTS[fn].name, queue, facts), ...judgeFunction(fn, facts)];
+    }),
+  );
+  const finalize = await functionFacts(t, lambda, 'finalize', async () => []);
+  const table = t.output('TableName');
+  return [
+    ...perQueue.flat(),
+    finalize.reservedConcurrency === 0
+      ? {
+          subject: 'finalize',
+          name: 'reserved concurrency',
+          verdict: 'warn',
+          detail: '0: no hour is finalized (`onceflow pause finalize` says so in `status`)',
+        }
+      : {
+          subject: 'finalize',
+          name: 'reserved concurrency',
+          verdict: 'ok',
+          detail:
+            finalize.reservedConcurrency === undefined
+              ? 'none reserved'
+              : String(finalize.reservedConcurrency),
+        },
+    ...(await checkTable(t, table, false)).map(
+      (c): Finding => ({
+        subject: 'table',
+        name: c.name,
+        verdict: c.ok ? 'ok' : 'fail',
+        detail: c.detail,
+      }),
+    ),
+  ];
+};
+
+const MARK: Record<Verdict, string> = { ok: '✓', warn: '!', fail: '✗' };
+
+export const register = (program: Command): void => {
+  program
+    .command('check')
+    .description(
+      'whether the running stack still has the settings its guarantees rest on (partial batch responses, dead-letter queues, visibility timeouts, concurrency, the table): exit 1 on a failure',
+    )
+    .option('--json', 'print the findings as JSON: [{subject, name, verdict, detail}]')
+    .addHelpText(
+      'after',
+      '\nExample:\n  npx onceflow --target aws --stack-name onceflow-prod check',
+    )
+    .action(
+      run(async (o: { json?: boolean }) => {
+        const t = await target();
+        const findings = await checkPipeline(t);
+        if (o.json) json(findings);
+        else
+          for (const f of findings)
+            console.log(terminalSafe(`${MARK[f.verdict]} ${f.subject}, ${f.name}: ${f.detail}`));
+        const failed = findings.filter((f) => f.verdict === 'fail').length;
+        const warned = findings.filter((f) => f.verdict === 'warn').length;
+        console.error(
+          `${t.stackName}: ${counted(findings.length, 'check')}, ${failed} failed, ${counted(warned, 'warning')}`,
+        );
+        return failed > 0 ? 1 : 0;
+      }),
+    );
+};

@@ -1,0 +1,125 @@
+/**
+ * `onceflow check`'s judgement of a queue and its function, from the facts AWS reports: what
+ * fails (messages lost or stranded), what warns (work or receives wasted), what is fine.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  type FunctionFacts,
+  judgeFunction,
+  judgeQueue,
+  type QueueFacts,
+} from '../../cli/commands/check.ts';
+
+const DLQ = 'arn:aws:sqs:us-east-1:000000000000:orders-dlq';
+const queue: QueueFacts = {
+  visibilityTimeoutS: 180,
+  retentionS: 345_600,
+  fifo: false,
+  redrive: { deadLetterTargetArn: DLQ, maxReceiveCount: 5 },
+  dlqArn: DLQ,
+  dlqRetentionS: 1_209_600,
+};
+const fn: FunctionFacts = {
+  timeoutS: 30,
+  mappings: [
+    {
+      UUID: 'm-1',
+      State: 'Enabled',
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 10 },
+    },
+  ],
+};
+const verdicts = (findings: { name: string; verdict: string }[]) =>
+  findings.map((f) => `${f.name}: ${f.verdict}`);
+
+describe('onceflow check', () => {
+  it('finds nothing wrong with the settings the stack deploys', () => {
+    expect(verdicts(judgeQueue('orders queue', queue, fn))).toEqual([
+      'visibility timeout: ok',
+      'dead-letter queue: ok',
+      'maxReceiveCount: ok',
+      'DLQ retention: ok',
+    ]);
+    expect(verdicts(judgeFunction('ingest', fn))).toEqual([
+      'partial batch responses: ok',
+      'trigger: ok',
+      'reserved concurrency: ok',
+    ]);
+    expect(judgeQueue('orders queue', queue, fn)[3]?.detail).toBe(
+      "14 days, longer than the queue's 4 days",
+    );
+  });
+
+  it('fails a trigger without partial batch responses, a queue without a DLQ, a function without a trigger, and a reservation of 0', () => {
+    const [partial] = judgeFunction('ingest', {
+      ...fn,
+      mappings: [{ UUID: 'm-1', State: 'Enabled', FunctionResponseTypes: [] }],
+    });
+    expect(partial).toMatchObject({ name: 'partial batch responses', verdict: 'fail' });
+    expect(partial?.detail).toContain('that message is deleted unapplied');
+    const { redrive: _, ...noRedrive } = queue;
+    expect(judgeQueue('orders queue', noRedrive, fn).at(-1)).toMatchObject({
+      name: 'dead-letter queue',
+      verdict: 'fail',
+    });
+    expect(judgeFunction('ingest', { ...fn, mappings: [] })).toMatchObject([
+      { name: 'trigger', verdict: 'fail' },
+    ]);
+    const zero = judgeFunction('ingest', { ...fn, reservedConcurrency: 0 }).at(-1);
+    expect(zero).toMatchObject({ name: 'reserved concurrency', verdict: 'fail' });
+    expect(zero?.detail).toContain('`onceflow pause` its trigger instead');
+  });
+
+  it('warns of settings that cost work or receives: a short visibility timeout, few receives, another DLQ, a short DLQ retention, a paused trigger, a reservation under the maximum concurrency', () => {
+    const findings = judgeQueue(
+      'orders queue',
+      {
+        ...queue,
+        visibilityTimeoutS: 20,
+        redrive: {
+          deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:other',
+          maxReceiveCount: 2,
+        },
+        dlqRetentionS: 345_600,
+      },
+      { ...fn, mappings: [{ ...fn.mappings[0], MaximumBatchingWindowInSeconds: 5 }] },
+    );
+    expect(verdicts(findings)).toEqual([
+      'visibility timeout: warn',
+      'dead-letter queue: warn',
+      'maxReceiveCount: warn',
+      'DLQ retention: warn',
+    ]);
+    expect(findings[0]?.detail).toContain(
+      "under the 185 s AWS advises (6 × the function's 30 s timeout + its 5 s window): a batch still running reappears",
+    );
+    const longer = judgeQueue('orders queue', { ...queue, visibilityTimeoutS: 60 }, fn)[0];
+    expect(longer?.detail).toContain('a throttled batch may reappear');
+    // A FIFO queue's message starts its retention again when it moves to the DLQ.
+    expect(
+      judgeQueue('aggregate queue', { ...queue, fifo: true, dlqRetentionS: 345_600 }, fn)[3],
+    ).toMatchObject({ verdict: 'ok' });
+
+    const paused = judgeFunction('ingest', {
+      ...fn,
+      reservedConcurrency: 4,
+      mappings: [
+        {
+          ...fn.mappings[0],
+          State: 'Disabled',
+          LastModified: new Date('2026-12-05T23:41:07.000Z'),
+        },
+      ],
+    });
+    expect(verdicts(paused)).toEqual([
+      'partial batch responses: ok',
+      'trigger: warn',
+      'reserved concurrency: warn',
+    ]);
+    expect(paused[1]?.detail).toBe(
+      'm-1: Disabled since 2026-12-05T23:41:07.000Z: its messages wait in the queue (`onceflow resume ingest`)',
+    );
+    expect(paused[2]?.detail).toContain("4, under the trigger's maximum concurrency of 10");
+  });
+});
