@@ -25,11 +25,11 @@ export const terminalSafe = (text: string): string =>
 export const terminalSafeLine = (line: string): string =>
   line.split('\t').map(terminalSafe).join('\t');
 
-/** `1 message`, `3 messages`: a count with its noun in the number it needs. */
 /** `text` cut to `max` characters, saying how long it was: for ids longer than any valid one. */
 export const shortened = (text: string, max: number): string =>
   text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
 
+/** `1 message`, `3 messages`: a count with its noun in the number it needs. */
 export const counted = (n: number, noun: string, plural = `${noun}s`): string =>
   `${n} ${n === 1 ? noun : plural}`;
 

@@ -38,6 +38,7 @@ export interface QueueFacts {
   readonly visibilityTimeoutS: number;
   readonly retentionS: number;
   readonly fifo: boolean;
+  readonly delaySeconds: number;
   /** Its RedrivePolicy, if it has one. */
   readonly redrive?: { readonly deadLetterTargetArn: string; readonly maxReceiveCount: number };
   readonly dlqArn: string;
@@ -49,6 +50,7 @@ export interface FunctionFacts {
   readonly timeoutS: number;
   /** Undefined: no reservation. */
   readonly reservedConcurrency?: number;
+  readonly environment: Readonly<Record<string, string>>;
   readonly mappings: readonly EventSourceMappingConfiguration[];
 }
 
@@ -134,6 +136,52 @@ export const judgeQueue = (subject: string, q: QueueFacts, fn: FunctionFacts): F
   ];
 };
 
+/**
+ * Coalescing (see `shared/coalesce.ts`): SQS keeps the first hour notification of a window and
+ * drops the others, which is safe only because the one kept is delayed a whole window, until
+ * after every dropped one's batch has committed. With less delay the aggregator can read an
+ * hour before a dropped notification's batch committed, and that batch's counts stay out of the
+ * hour object until the hour's next notification or a `reconcile`.
+ */
+export const judgeCoalescing = (aggregateQueue: QueueFacts, ingest: FunctionFacts): Finding[] => {
+  // Ingest's setting, as the stack passes it (shared/config.ts).
+  const windowS = Number(ingest.environment.HOUR_COALESCE_SECONDS ?? 0);
+  const subject = 'aggregate queue';
+  if (!(windowS > 0))
+    return [
+      {
+        subject,
+        name: 'coalescing',
+        verdict: 'ok',
+        detail: 'none: every notification is delivered',
+      },
+    ];
+  if (!aggregateQueue.fifo)
+    return [
+      {
+        subject,
+        name: 'coalescing',
+        verdict: 'fail',
+        detail: `ingest coalesces over ${windowS} s, which takes a FIFO queue: a standard queue refuses its notifications' deduplication ids, and each batch fails after its commit`,
+      },
+    ];
+  return [
+    aggregateQueue.delaySeconds >= windowS
+      ? {
+          subject,
+          name: 'coalescing',
+          verdict: 'ok',
+          detail: `delivery delay ${aggregateQueue.delaySeconds} s, at least ingest's ${windowS} s window`,
+        }
+      : {
+          subject,
+          name: 'coalescing',
+          verdict: 'fail',
+          detail: `delivery delay ${aggregateQueue.delaySeconds} s, under ingest's ${windowS} s window: a notification SQS drops as a copy may belong to a batch that commits after the hour is read, and its counts stay out of the hour object until the hour's next notification or \`onceflow reconcile\``,
+        },
+  ];
+};
+
 /** A queue-fed function's trigger and its reserved concurrency. */
 export const judgeFunction = (fn: QueueFunction, f: FunctionFacts): Finding[] => {
   if (f.mappings.length === 0)
@@ -203,6 +251,7 @@ const ATTRIBUTES: QueueAttributeName[] = [
   'MessageRetentionPeriod',
   'RedrivePolicy',
   'FifoQueue',
+  'DelaySeconds',
 ];
 
 /** SQS gives the RedrivePolicy as JSON text: read through a schema, numbers or strings. */
@@ -246,6 +295,7 @@ const queueFacts = async (t: Target, fn: QueueFunction): Promise<QueueFacts> => 
     visibilityTimeoutS: Number(queue.VisibilityTimeout ?? 30),
     retentionS: Number(queue.MessageRetentionPeriod ?? 345_600),
     fifo: queue.FifoQueue === 'true',
+    delaySeconds: Number(queue.DelaySeconds ?? 0),
     ...(redrive ? { redrive } : {}),
     dlqArn: t.output(o.dlqArn),
     dlqRetentionS: Number(dlq.MessageRetentionPeriod ?? 345_600),
@@ -267,6 +317,7 @@ const functionFacts = async (
   const reserved = concurrency.ReservedConcurrentExecutions;
   return {
     timeoutS: config.Timeout ?? 3,
+    environment: config.Environment?.Variables ?? {},
     ...(reserved === undefined ? {} : { reservedConcurrency: reserved }),
     mappings: found,
   };
@@ -275,19 +326,27 @@ const functionFacts = async (
 /** Every finding on the target's stack: its queues, triggers, functions and table. */
 export const checkPipeline = async (t: Target): Promise<Finding[]> => {
   const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
-  const perQueue = await Promise.all(
-    (['ingest', 'aggregate'] as const).map(async (fn) => {
-      const [queue, facts] = await Promise.all([
-        queueFacts(t, fn),
-        functionFacts(t, lambda, fn, () => queueMappings(t, lambda, fn)),
-      ]);
-      return [...judgeQueue(QUEUE_OUTPUTS[fn].name, queue, facts), ...judgeFunction(fn, facts)];
-    }),
-  );
+  const read = async (fn: QueueFunction) => {
+    const [queue, facts] = await Promise.all([
+      queueFacts(t, fn),
+      functionFacts(t, lambda, fn, () => queueMappings(t, lambda, fn)),
+    ]);
+    return {
+      queue,
+      facts,
+      findings: [...judgeQueue(QUEUE_OUTPUTS[fn].name, queue, facts), ...judgeFunction(fn, facts)],
+    };
+  };
+  const [ingest, aggregate] = await Promise.all([read('ingest'), read('aggregate')]);
+  const perQueue = [
+    ...ingest.findings,
+    ...aggregate.findings,
+    ...judgeCoalescing(aggregate.queue, ingest.facts),
+  ];
   const finalize = await functionFacts(t, lambda, 'finalize', async () => []);
   const table = t.output('TableName');
   return [
-    ...perQueue.flat(),
+    ...perQueue,
     finalize.reservedConcurrency === 0
       ? {
           subject: 'finalize',

@@ -108,6 +108,13 @@ export const bodiesForCorrection = (rejects: readonly StoredReject[]): BodiesFor
   return { lines, skipped, notes };
 };
 
+/**
+ * A body as `--bodies` prints it: exact into a file or a pipe, for `send`; escaped on a terminal,
+ * where a body's control characters (a producer's, or an attacker's) would act on it.
+ */
+export const printedBody = (line: string, terminal: boolean): string =>
+  terminal ? terminalSafe(line) : line;
+
 interface RejectsOptions {
   readonly json?: boolean;
   readonly bodies?: boolean;
@@ -150,7 +157,8 @@ export const register = (program: Command): void => {
         }
         if (o.bodies) {
           const { lines, skipped, notes } = bodiesForCorrection(rejects);
-          process.stdout.write(lines.map((line) => `${line}\n`).join(''));
+          const terminal = process.stdout.isTTY === true;
+          process.stdout.write(lines.map((line) => `${printedBody(line, terminal)}\n`).join(''));
           for (const left of skipped)
             console.error(terminalSafe(`left out ${left.messageId} (${left.reason}): ${left.why}`));
           for (const note of notes) console.error(`before sending: ${note}`);

@@ -735,11 +735,14 @@ describe('onceflow against the local stack', () => {
     expect(both.stderr).toContain("option '--bodies' cannot be used with option '--json'");
   });
 
-  it('checks the running stack, then fails a trigger without partial batch responses and a reservation of 0, and warns of a short visibility timeout', async () => {
+  it('checks the running stack, then fails a trigger without partial batch responses, a reservation of 0 and a coalescing queue without its delay, and warns of a short visibility timeout', async () => {
     await using s = await stack();
     const healthy = await s.cli('check');
     expect(healthy.code, healthy.stdout).toBe(0);
     expect(healthy.stdout).toContain('✓ ingest, partial batch responses:');
+    expect(healthy.stdout).toContain(
+      "✓ aggregate queue, coalescing: delivery delay 2 s, at least ingest's 2 s window",
+    );
     expect(healthy.stderr).toMatch(/: \d+ checks, 0 failed, 0 warnings/);
 
     // Hand edits during an incident, through Lambda's and SQS's own APIs.
@@ -766,6 +769,12 @@ describe('onceflow against the local stack', () => {
         Attributes: { VisibilityTimeout: '20' },
       }),
     );
+    await s.runtime.clients.sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: s.outputs.AggregateQueueUrl,
+        Attributes: { DelaySeconds: '0' },
+      }),
+    );
 
     const drifted = await s.cli('check');
     expect(drifted.code).toBe(1);
@@ -778,7 +787,10 @@ describe('onceflow against the local stack', () => {
     expect(drifted.stdout).toContain(
       "! orders queue, visibility timeout: 20 s, under the 180 s AWS advises (6 × the function's 30 s timeout): a batch still running reappears",
     );
-    expect(drifted.stderr).toMatch(/: \d+ checks, 2 failed, 1 warning$/m);
+    expect(drifted.stdout).toContain(
+      "✗ aggregate queue, coalescing: delivery delay 0 s, under ingest's 2 s window",
+    );
+    expect(drifted.stderr).toMatch(/: \d+ checks, 3 failed, 1 warning$/m);
     const findings = parseJson(
       v.array(v.object({ subject: v.string(), name: v.string(), verdict: v.string() })),
       (await s.cli('check', '--json')).stdout,
@@ -787,6 +799,7 @@ describe('onceflow against the local stack', () => {
       { subject: 'orders queue', name: 'visibility timeout', verdict: 'warn' },
       { subject: 'ingest', name: 'partial batch responses', verdict: 'fail' },
       { subject: 'aggregate', name: 'reserved concurrency', verdict: 'fail' },
+      { subject: 'aggregate queue', name: 'coalescing', verdict: 'fail' },
     ]);
   });
 });

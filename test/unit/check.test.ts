@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type FunctionFacts,
+  judgeCoalescing,
   judgeFunction,
   judgeQueue,
   type QueueFacts,
@@ -15,12 +16,14 @@ const queue: QueueFacts = {
   visibilityTimeoutS: 180,
   retentionS: 345_600,
   fifo: false,
+  delaySeconds: 0,
   redrive: { deadLetterTargetArn: DLQ, maxReceiveCount: 5 },
   dlqArn: DLQ,
   dlqRetentionS: 1_209_600,
 };
 const fn: FunctionFacts = {
   timeoutS: 30,
+  environment: {},
   mappings: [
     {
       UUID: 'm-1',
@@ -121,5 +124,17 @@ describe('onceflow check', () => {
       'm-1: Disabled since 2026-12-05T23:41:07.000Z: its messages wait in the queue (`onceflow resume ingest`)',
     );
     expect(paused[2]?.detail).toContain("4, under the trigger's maximum concurrency of 10");
+  });
+
+  it('fails a coalescing window the aggregate queue does not delay its notifications by, or a standard queue under one', () => {
+    const ingest = { ...fn, environment: { HOUR_COALESCE_SECONDS: '2' } };
+    const fifo = { ...queue, fifo: true, delaySeconds: 2 };
+    expect(judgeCoalescing(fifo, ingest)).toMatchObject([{ name: 'coalescing', verdict: 'ok' }]);
+    const [short] = judgeCoalescing({ ...fifo, delaySeconds: 1 }, ingest);
+    expect(short).toMatchObject({ verdict: 'fail' });
+    expect(short?.detail).toContain("delivery delay 1 s, under ingest's 2 s window");
+    expect(judgeCoalescing(queue, ingest)).toMatchObject([{ verdict: 'fail' }]);
+    // No window: a standard queue delivers every notification, with no delay needed.
+    expect(judgeCoalescing(queue, fn)).toMatchObject([{ verdict: 'ok' }]);
   });
 });

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseRejectObject, type StoredReject } from '../../adapters/s3-quarantine.ts';
-import { bodiesForCorrection } from '../../cli/commands/rejects.ts';
+import { bodiesForCorrection, printedBody } from '../../cli/commands/rejects.ts';
 import { bodyLines } from '../../cli/commands/send.ts';
 import { UnexpectedObjectError } from '../../shared/errors.ts';
 import { batchPartRejectId, rejectKey, rejectKeyFields } from '../../shared/keys.ts';
@@ -108,6 +108,12 @@ describe('quarantined bodies for correction (`rejects --bodies`)', () => {
       '{   "batchId": "b-1",   "events": [{ "amount": 12345678901234567890.125, "note": "a\\nb" }] }',
     ]);
     expect(bodyLines(`${lines.join('\n')}\n`).bodies).toEqual(lines);
+  });
+
+  it('prints a body exactly into a file or pipe, and with its control characters escaped on a terminal', () => {
+    const hostile = '{"batchId":"\u001b]0;pwned\u0007"}';
+    expect(printedBody(hostile, false)).toBe(hostile);
+    expect(printedBody(hostile, true)).toBe('{"batchId":"\\u{001b}]0;pwned\\u{0007}"}');
   });
 
   it('keeps the meaning of any JSON body, however its lines are broken', () => {
