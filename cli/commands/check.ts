@@ -21,7 +21,7 @@ import { json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
 import { FUNCTIONS, type FunctionKey, type QueueFunction } from './logs.ts';
 import { checkTable } from './table.ts';
-import { queueMappings } from './trigger.ts';
+import { queueMappings, triggerReport } from './trigger.ts';
 
 export type Verdict = 'ok' | 'warn' | 'fail';
 
@@ -343,10 +343,22 @@ export const checkPipeline = async (t: Target): Promise<Finding[]> => {
     ...aggregate.findings,
     ...judgeCoalescing(aggregate.queue, ingest.facts),
   ];
-  const finalize = await functionFacts(t, lambda, 'finalize', async () => []);
+  const [finalize, triggers] = await Promise.all([
+    functionFacts(t, lambda, 'finalize', async () => []),
+    triggerReport(t),
+  ]);
+  const schedule = triggers.states.finalize;
   const table = t.output('TableName');
   return [
     ...perQueue,
+    schedule === 'Enabled'
+      ? { subject: 'finalize', name: 'schedule', verdict: 'ok', detail: 'Enabled' }
+      : {
+          subject: 'finalize',
+          name: 'schedule',
+          verdict: 'warn',
+          detail: `${schedule}: no hour becomes final until \`onceflow resume finalize\``,
+        },
     finalize.reservedConcurrency === 0
       ? {
           subject: 'finalize',

@@ -735,7 +735,7 @@ describe('onceflow against the local stack', () => {
     expect(both.stderr).toContain("option '--bodies' cannot be used with option '--json'");
   });
 
-  it('checks the running stack, then fails a trigger without partial batch responses, a reservation of 0 and a coalescing queue without its delay, and warns of a short visibility timeout', async () => {
+  it('checks the running stack, then fails a trigger without partial batch responses, a reservation of 0 and a coalescing queue without its delay, and warns of a short visibility timeout and a paused schedule', async () => {
     await using s = await stack();
     const healthy = await s.cli('check');
     expect(healthy.code, healthy.stdout).toBe(0);
@@ -775,6 +775,7 @@ describe('onceflow against the local stack', () => {
         Attributes: { DelaySeconds: '0' },
       }),
     );
+    expect((await s.cli('pause', 'finalize')).code).toBe(0);
 
     const drifted = await s.cli('check');
     expect(drifted.code).toBe(1);
@@ -790,7 +791,10 @@ describe('onceflow against the local stack', () => {
     expect(drifted.stdout).toContain(
       "✗ aggregate queue, coalescing: delivery delay 0 s, under ingest's 2 s window",
     );
-    expect(drifted.stderr).toMatch(/: \d+ checks, 3 failed, 1 warning$/m);
+    expect(drifted.stdout).toContain(
+      '! finalize, schedule: Disabled: no hour becomes final until `onceflow resume finalize`',
+    );
+    expect(drifted.stderr).toMatch(/: \d+ checks, 3 failed, 2 warnings$/m);
     const findings = parseJson(
       v.array(v.object({ subject: v.string(), name: v.string(), verdict: v.string() })),
       (await s.cli('check', '--json')).stdout,
@@ -800,6 +804,7 @@ describe('onceflow against the local stack', () => {
       { subject: 'ingest', name: 'partial batch responses', verdict: 'fail' },
       { subject: 'aggregate', name: 'reserved concurrency', verdict: 'fail' },
       { subject: 'aggregate queue', name: 'coalescing', verdict: 'fail' },
+      { subject: 'finalize', name: 'schedule', verdict: 'warn' },
     ]);
   });
 });
