@@ -182,6 +182,32 @@ export const judgeCoalescing = (aggregateQueue: QueueFacts, ingest: FunctionFact
   ];
 };
 
+/**
+ * A function's environment against the stack's outputs: every function must read and write the
+ * one table and bucket (and ingest notify the one aggregate queue), or what one writes the others
+ * never see. `expected` maps each variable to the value the stack's outputs give it.
+ */
+export const judgeWiring = (
+  subject: string,
+  environment: Readonly<Record<string, string>>,
+  expected: Readonly<Record<string, string>>,
+): Finding => {
+  const off = Object.entries(expected).filter(([name, value]) => environment[name] !== value);
+  return off.length === 0
+    ? {
+        subject,
+        name: 'wiring',
+        verdict: 'ok',
+        detail: `${Object.keys(expected).join(', ')} as the stack's outputs`,
+      }
+    : {
+        subject,
+        name: 'wiring',
+        verdict: 'fail',
+        detail: `${off.map(([name, value]) => `${name} is ${environment[name] ?? 'unset'}, not ${value}`).join('; ')}: the functions must share one table, bucket and aggregate queue, or what one writes the others never read`,
+      };
+};
+
 /** A queue-fed function's trigger and its reserved concurrency. */
 export const judgeFunction = (fn: QueueFunction, f: FunctionFacts): Finding[] => {
   if (f.mappings.length === 0)
@@ -338,9 +364,15 @@ export const checkPipeline = async (t: Target): Promise<Finding[]> => {
     };
   };
   const [ingest, aggregate] = await Promise.all([read('ingest'), read('aggregate')]);
+  const shared = { TABLE_NAME: t.output('TableName'), BUCKET_NAME: t.output('BucketName') };
   const perQueue = [
     ...ingest.findings,
+    judgeWiring('ingest', ingest.facts.environment, {
+      ...shared,
+      AGGREGATE_QUEUE_URL: t.output('AggregateQueueUrl'),
+    }),
     ...aggregate.findings,
+    judgeWiring('aggregate', aggregate.facts.environment, shared),
     ...judgeCoalescing(aggregate.queue, ingest.facts),
   ];
   const [finalize, triggers] = await Promise.all([
@@ -351,6 +383,7 @@ export const checkPipeline = async (t: Target): Promise<Finding[]> => {
   const table = t.output('TableName');
   return [
     ...perQueue,
+    judgeWiring('finalize', finalize.environment, shared),
     schedule === 'Enabled'
       ? { subject: 'finalize', name: 'schedule', verdict: 'ok', detail: 'Enabled' }
       : {

@@ -741,6 +741,9 @@ describe('onceflow against the local stack', () => {
     expect(healthy.code, healthy.stdout).toBe(0);
     expect(healthy.stdout).toContain('✓ ingest, partial batch responses:');
     expect(healthy.stdout).toContain(
+      "✓ ingest, wiring: TABLE_NAME, BUCKET_NAME, AGGREGATE_QUEUE_URL as the stack's outputs",
+    );
+    expect(healthy.stdout).toContain(
       "✓ aggregate queue, coalescing: delivery delay 2 s, at least ingest's 2 s window",
     );
     expect(healthy.stderr).toMatch(/: \d+ checks, 0 failed, 0 warnings/);

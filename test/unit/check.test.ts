@@ -8,6 +8,7 @@ import {
   judgeCoalescing,
   judgeFunction,
   judgeQueue,
+  judgeWiring,
   type QueueFacts,
 } from '../../cli/commands/check.ts';
 
@@ -136,5 +137,18 @@ describe('onceflow check', () => {
     expect(judgeCoalescing(queue, ingest)).toMatchObject([{ verdict: 'fail' }]);
     // No window: a standard queue delivers every notification, with no delay needed.
     expect(judgeCoalescing(queue, fn)).toMatchObject([{ verdict: 'ok' }]);
+  });
+
+  it('fails a function whose table, bucket or aggregate queue is not the stack’s', () => {
+    const expected = { TABLE_NAME: 'stack-table', BUCKET_NAME: 'stack-bucket' };
+    expect(judgeWiring('aggregate', { ...expected, LEVEL: 'DEBUG' }, expected)).toMatchObject({
+      verdict: 'ok',
+      detail: "TABLE_NAME, BUCKET_NAME as the stack's outputs",
+    });
+    const off = judgeWiring('aggregate', { TABLE_NAME: 'restored' }, expected);
+    expect(off).toMatchObject({ name: 'wiring', verdict: 'fail' });
+    expect(off.detail).toContain(
+      'TABLE_NAME is restored, not stack-table; BUCKET_NAME is unset, not stack-bucket: the functions must share',
+    );
   });
 });
