@@ -3,9 +3,10 @@
  * `ListEventSourceMappings`, `GetEventSourceMapping`, and `UpdateEventSourceMapping` with
  * `Enabled` (pausing a trigger is how an operator stops the bleeding), `BatchSize`,
  * `MaximumBatchingWindowInSeconds` and `ScalingConfig` (slowing a function down without
- * stopping it), and `FunctionResponseTypes`. As on AWS, a mapping reads `Disabling` until its running batches finish and
- * refuses another change meanwhile (`ResourceInUseException`); settings are checked by
- * Lambda's rules for SQS, and the answer names the transition it started.
+ * stopping it), and `FunctionResponseTypes`. As on AWS, a mapping reads `Disabling` until its
+ * running batches finish and refuses another change meanwhile (`ResourceInUseException`);
+ * settings are checked by Lambda's rules for SQS, and the answer names the transition it
+ * started.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
