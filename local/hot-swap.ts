@@ -33,6 +33,7 @@ const MAPPING_IN_PLACE = [
   'ScalingConfig',
   'Enabled',
   'FunctionResponseTypes',
+  'FilterCriteria',
 ];
 
 const withoutInPlace = (properties: Record<string, unknown>) =>
@@ -48,6 +49,8 @@ export interface MappingChange {
   readonly enabled?: boolean;
   /** Present when FunctionResponseTypes changed: whether it holds ReportBatchItemFailures. */
   readonly reportBatchItemFailures?: boolean;
+  /** Present when FilterCriteria changed: the new criteria as the template gives them ({} for none). */
+  readonly filterCriteria?: unknown;
 }
 
 /**
@@ -75,6 +78,7 @@ export const mappingChanges = (running: Template, next: Template): MappingChange
       ...(differs('FunctionResponseTypes')
         ? { reportBatchItemFailures: reportsItemFailures(a.FunctionResponseTypes) }
         : {}),
+      ...(differs('FilterCriteria') ? { filterCriteria: a.FilterCriteria ?? {} } : {}),
     };
     return Object.keys(change).length > 1 ? [change] : [];
   });

@@ -3,14 +3,21 @@
  * `ListEventSourceMappings`, `GetEventSourceMapping`, and `UpdateEventSourceMapping` with
  * `Enabled` (pausing a trigger is how an operator stops the bleeding), `BatchSize`,
  * `MaximumBatchingWindowInSeconds` and `ScalingConfig` (slowing a function down without
- * stopping it), and `FunctionResponseTypes`. As on AWS, a mapping reads `Disabling` until its
+ * stopping it), `FunctionResponseTypes` and `FilterCriteria`. As on AWS, a mapping reads `Disabling` until its
  * running batches finish and refuses another change meanwhile (`ResourceInUseException`);
  * settings are checked by Lambda's rules for SQS, and the answer names the transition it
  * started.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isDeepStrictEqual } from 'node:util';
 import * as v from 'valibot';
+import {
+  type FilterPattern,
+  InvalidFilterError,
+  parseFilterCriteria,
+  UnsupportedFilterError,
+} from './event-filter.ts';
 import { type MappingChange, mappingChanges } from './hot-swap.ts';
 import { readBody } from './http.ts';
 import { type MappingCheck, mappingRefusal } from './lambda-quotas.ts';
@@ -55,10 +62,15 @@ const UpdateSchema = v.strictObject({
     v.strictObject({ MaximumConcurrency: v.optional(v.pipe(v.number(), v.integer())) }),
   ),
   FunctionResponseTypes: v.optional(v.array(v.picklist(['ReportBatchItemFailures']))),
+  FilterCriteria: v.optional(
+    v.strictObject({
+      Filters: v.optional(v.array(v.strictObject({ Pattern: v.optional(v.string()) }))),
+    }),
+  ),
 });
 
 const mappingOf = (region: string, m: LocalMapping, state: string = m.state()) => {
-  const { batchSize, batchingWindowSeconds, maxConcurrency, reportBatchItemFailures } =
+  const { batchSize, batchingWindowSeconds, maxConcurrency, reportBatchItemFailures, filters } =
     m.settings();
   return {
     UUID: m.uuid,
@@ -70,6 +82,10 @@ const mappingOf = (region: string, m: LocalMapping, state: string = m.state()) =
       ? {}
       : { ScalingConfig: { MaximumConcurrency: maxConcurrency } }),
     FunctionResponseTypes: reportBatchItemFailures ? ['ReportBatchItemFailures'] : [],
+    // Each pattern as compact JSON (Lambda echoes the text it was given).
+    ...(filters && filters.length > 0
+      ? { FilterCriteria: { Filters: filters.map((p) => ({ Pattern: JSON.stringify(p) })) } }
+      : {}),
     State: state,
     // Every change locally is an operator's (Lambda's own, such as disabling a mapping whose
     // queue was deleted, does not happen here).
@@ -95,7 +111,28 @@ const settingsMoved = (before: MappingView, after: MappingView) => [
   ...(before.reportBatchItemFailures === after.reportBatchItemFailures
     ? []
     : [`response types ${responseTypes(before)} → ${responseTypes(after)}`]),
+  ...(isDeepStrictEqual(before.filters ?? [], after.filters ?? [])
+    ? []
+    : [`filters ${before.filters?.length ?? 0} → ${after.filters?.length ?? 0}`]),
 ];
+
+/**
+ * A change's FilterCriteria as the poller applies them, or Lambda's refusal of an invalid
+ * pattern; a pattern the local runtime cannot apply (a filter beyond the body) is refused by
+ * name rather than taken and ignored.
+ */
+const filtersOf = (
+  criteria: unknown,
+): { readonly filters: FilterPattern[] } | { readonly refusal: string } => {
+  try {
+    return { filters: parseFilterCriteria(criteria) };
+  } catch (error) {
+    if (error instanceof InvalidFilterError) return { refusal: error.message };
+    if (error instanceof UnsupportedFilterError)
+      return { refusal: `The local runtime cannot apply these FilterCriteria: ${error.message}` };
+    throw error;
+  }
+};
 
 /**
  * Takes a change through Lambda's rules for SQS mappings: applied, with the settings that moved
@@ -107,11 +144,14 @@ const applyChange = (
   c: Omit<MappingChange, 'logicalId'>,
 ): { readonly refusal: string } | { readonly moved: string[]; readonly toggled: boolean } => {
   const before = m.settings();
+  const parsed = c.filterCriteria === undefined ? undefined : filtersOf(c.filterCriteria);
+  if (parsed && 'refusal' in parsed) return parsed;
   const next: MappingView = {
     batchSize: c.batchSize ?? before.batchSize,
     batchingWindowSeconds: c.batchingWindowSeconds ?? before.batchingWindowSeconds,
     maxConcurrency: c.scaling ? c.scaling.maxConcurrency : before.maxConcurrency,
     reportBatchItemFailures: c.reportBatchItemFailures ?? before.reportBatchItemFailures,
+    filters: parsed ? parsed.filters : before.filters,
   };
   const refusal = mappingRefusal({ ...next, ...m.limits() });
   if (refusal) return { refusal };
@@ -132,7 +172,7 @@ const update = (res: ServerResponse, region: string, m: LocalMapping, body: stri
       res,
       400,
       'InvalidParameterValueException',
-      `The local runtime changes only Enabled, BatchSize, MaximumBatchingWindowInSeconds, ScalingConfig.MaximumConcurrency and FunctionResponseTypes of a mapping: ${v.summarize(input.issues)}`,
+      `The local runtime changes only Enabled, BatchSize, MaximumBatchingWindowInSeconds, ScalingConfig.MaximumConcurrency, FunctionResponseTypes and FilterCriteria of a mapping: ${v.summarize(input.issues)}`,
     );
   const {
     Enabled,
@@ -140,6 +180,7 @@ const update = (res: ServerResponse, region: string, m: LocalMapping, body: stri
     MaximumBatchingWindowInSeconds,
     ScalingConfig,
     FunctionResponseTypes,
+    FilterCriteria,
   } = input.output;
   const state = m.state();
   // As Lambda refuses a change to a mapping in transition (it finishes the one under way).
@@ -157,6 +198,7 @@ const update = (res: ServerResponse, region: string, m: LocalMapping, body: stri
     scaling: ScalingConfig && { maxConcurrency: ScalingConfig.MaximumConcurrency },
     enabled: Enabled,
     reportBatchItemFailures: FunctionResponseTypes?.includes('ReportBatchItemFailures'),
+    filterCriteria: FilterCriteria,
   });
   if ('refusal' in outcome)
     return error(

@@ -60,7 +60,7 @@ export interface BatchReport {
 /** What an event source mapping's update may change while it runs. */
 export type MappingSettings = Pick<
   PollerOptions,
-  'batchSize' | 'batchingWindowSeconds' | 'maxConcurrency' | 'reportBatchItemFailures'
+  'batchSize' | 'batchingWindowSeconds' | 'maxConcurrency' | 'reportBatchItemFailures' | 'filters'
 >;
 
 /**

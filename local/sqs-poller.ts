@@ -59,8 +59,15 @@ export class SqsPoller {
 
   constructor(options: PollerOptions) {
     this.#o = options;
-    const { batchSize, batchingWindowSeconds, maxConcurrency, reportBatchItemFailures } = options;
-    this.#settings = { batchSize, batchingWindowSeconds, maxConcurrency, reportBatchItemFailures };
+    const { batchSize, batchingWindowSeconds, maxConcurrency, reportBatchItemFailures, filters } =
+      options;
+    this.#settings = {
+      batchSize,
+      batchingWindowSeconds,
+      maxConcurrency,
+      reportBatchItemFailures,
+      filters: filters ?? [],
+    };
   }
 
   start(): void {
@@ -298,7 +305,7 @@ export class SqsPoller {
    * uninvoked, so that none runs ahead of a message of its group that failed.
    */
   async #process(slot: number, received: Message[], receivedAtMs = Date.now()): Promise<void> {
-    const filters = this.#o.filters ?? [];
+    const filters = this.#settings.filters ?? [];
     const messages = received.filter((m) => bodyPasses(filters, m.Body ?? ''));
     await this.#delete(received.filter((m) => !messages.includes(m)));
     if (messages.length === 0) return;

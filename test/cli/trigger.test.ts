@@ -194,6 +194,7 @@ describe('onceflow pause and resume', () => {
       batchingWindowSeconds: 0,
       maxConcurrency: 2,
       reportBatchItemFailures: true,
+      filters: [],
     });
 
     const refused = await cli('scale', 'ingest', '--batch-size', '20');

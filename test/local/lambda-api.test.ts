@@ -270,7 +270,7 @@ describe('Lambda’s API on the local edge', () => {
     await runtime.drain({ timeoutMs: DEADLINE_MS });
   });
 
-  it('changes a trigger’s batch size, maximum concurrency and response types with UpdateEventSourceMapping, and refuses what Lambda refuses', async () => {
+  it('changes a trigger’s batch size, maximum concurrency, response types and filters with UpdateEventSourceMapping, and refuses what Lambda refuses', async () => {
     const { EventSourceMappings: [mapping] = [] } = await lambda.send(
       new ListEventSourceMappingsCommand({ FunctionName: ingestName() }),
     );
@@ -298,6 +298,7 @@ describe('Lambda’s API on the local edge', () => {
       batchingWindowSeconds: 0,
       maxConcurrency: 2,
       reportBatchItemFailures: true,
+      filters: [],
     });
 
     const refusal = (input: Omit<UpdateEventSourceMappingCommandInput, 'UUID'>) =>
@@ -321,6 +322,7 @@ describe('Lambda’s API on the local edge', () => {
       batchingWindowSeconds: 0,
       maxConcurrency: 2,
       reportBatchItemFailures: true,
+      filters: [],
     });
 
     // An empty ScalingConfig removes the cap: the runtime's default concurrency, none shown.
@@ -348,6 +350,34 @@ describe('Lambda’s API on the local edge', () => {
       }),
     );
     expect(poller?.settings.reportBatchItemFailures).toBe(true);
+
+    // Filters, applied from the next receive on; an invalid pattern refused in Lambda's words, one
+    // the local runtime cannot apply refused by name; {} removes them.
+    const Filters = [{ Pattern: '{"body":{"batchId":[{"prefix":"keep-"}]}}' }];
+    const filtered = await lambda.send(
+      new UpdateEventSourceMappingCommand({ UUID, FilterCriteria: { Filters } }),
+    );
+    expect(filtered.FilterCriteria).toEqual({ Filters });
+    expect(poller?.settings.filters).toEqual([{ body: { batchId: [{ prefix: 'keep-' }] } }]);
+    expect(await refusal({ FilterCriteria: { Filters: [{ Pattern: '{"body":' }] } })).toMatchObject(
+      { name: 'InvalidParameterValueException', message: 'Invalid filter pattern definition.' },
+    );
+    expect(
+      await refusal({
+        FilterCriteria: { Filters: [{ Pattern: '{"attributes":{"SenderId":["x"]}}' }] },
+      }),
+    ).toMatchObject({
+      name: 'InvalidParameterValueException',
+      message: expect.stringContaining(
+        'The local runtime cannot apply these FilterCriteria: a filter on attributes',
+      ),
+    });
+    expect(poller?.settings.filters).toHaveLength(1);
+    const unfiltered = await lambda.send(
+      new UpdateEventSourceMappingCommand({ UUID, FilterCriteria: {} }),
+    );
+    expect(unfiltered.FilterCriteria).toBeUndefined();
+    expect(poller?.settings.filters).toEqual([]);
   });
 
   it('reads Disabling while a batch received before the pause runs, refuses another change until it has finished, and dates Disabled from then', async () => {

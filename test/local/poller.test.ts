@@ -191,6 +191,33 @@ describe('the local SQS poller', () => {
     expect(q.reports.flatMap((r) => r.messageIds)).toHaveLength(2);
   });
 
+  it('filters from its next receive on when its FilterCriteria change while it runs', async () => {
+    const q = await setup();
+    const seen: string[] = [];
+    const poller = q.poll({
+      invoke: async (_, event) => {
+        seen.push(...bodiesOf(event));
+        return {};
+      },
+    });
+    poller.configure({
+      filters: parseFilterCriteria({ Filters: [{ Pattern: '{"body":["ping"]}' }] }),
+    });
+    await q.send(['ping', 'pong']);
+    const emptied = () =>
+      waitFor(async () => (await q.depth()) === 0, {
+        timeoutMs: DEADLINE_MS,
+        what: 'the queue to empty',
+      });
+    await emptied();
+    expect(seen).toEqual(['ping']);
+    // Filters removed: every message is invoked again.
+    poller.configure({ filters: [] });
+    await q.send(['pong']);
+    await emptied();
+    expect(seen).toEqual(['ping', 'pong']);
+  });
+
   it('returns the whole batch when the function throws, and when it answers an unknown id', async () => {
     for (const fail of [
       () => Promise.reject(new Error('boom')),
@@ -430,6 +457,7 @@ describe('the local SQS poller', () => {
       batchingWindowSeconds: 0,
       maxConcurrency: 3,
       reportBatchItemFailures: true,
+      filters: [],
     });
 
     // Down to one slot with larger batches: the three running finish, and only the first slot

@@ -57,9 +57,10 @@ describe('what a new synthesis changes beyond the functions', () => {
     next.Resources.Work = resource('AWS::SQS::Queue', { VisibilityTimeout: 90 });
     delete next.Resources.Things;
     next.Resources.Spare = resource('AWS::S3::Bucket');
+    // Another queue: a mapping's source is not changed in place.
     next.Resources.Trigger = resource('AWS::Lambda::EventSourceMapping', {
       BatchSize: 10,
-      FilterCriteria: { Filters: [] },
+      EventSourceArn: { 'Fn::GetAtt': ['Spare', 'Arn'] },
     });
     next.Resources.Fn = resource('AWS::Lambda::Function', { FunctionName: 'renamed' });
     next.Outputs.QueueUrl = { Value: { 'Fn::GetAtt': ['Work', 'Arn'] } };
@@ -111,6 +112,19 @@ describe('which mapping settings a new synthesis updates in place', () => {
     ]);
     expect(mappingChanges(reporting, template())).toEqual([
       { logicalId: 'Trigger', reportBatchItemFailures: false },
+    ]);
+    const filtered = template();
+    const criteria = { Filters: [{ Pattern: '{"body":["ping"]}' }] };
+    filtered.Resources.Trigger = resource('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 10,
+      FilterCriteria: criteria,
+    });
+    expect(changesNeedingRestart(template(), filtered)).toEqual([]);
+    expect(mappingChanges(template(), filtered)).toEqual([
+      { logicalId: 'Trigger', filterCriteria: criteria },
+    ]);
+    expect(mappingChanges(filtered, template())).toEqual([
+      { logicalId: 'Trigger', filterCriteria: {} },
     ]);
     // Back to the defaults: no batch size is 10, no ScalingConfig is no maximum.
     expect(mappingChanges(next, template())).toEqual([
