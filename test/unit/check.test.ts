@@ -10,7 +10,7 @@ import {
   judgeQueue,
   judgeWiring,
   type QueueFacts,
-} from '../../cli/commands/check.ts';
+} from '../../cli/commands/check-rules.ts';
 
 const DLQ = 'arn:aws:sqs:us-east-1:000000000000:orders-dlq';
 const queue: QueueFacts = {
