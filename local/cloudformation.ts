@@ -1,6 +1,7 @@
 /**
  * Just enough CloudFormation for tools to find a locally running stack the way they find a
- * deployed one: DescribeStacks with its outputs (query protocol, XML answers as AWS gives them).
+ * deployed one: DescribeStacks with its outputs, and GetTemplate with the template last deployed
+ * (query protocol, XML answers as AWS gives them).
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -9,31 +10,32 @@ export interface LocalStackRecord {
   readonly name: string;
   readonly outputs: Readonly<Record<string, string>>;
   readonly createdAt: Date;
+  /** The template as deployed: what `GetTemplate` answers (JSON, as CDK synthesizes it). */
+  readonly template: unknown;
 }
 
 const xml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const NS = 'http://cloudformation.amazonaws.com/doc/2010-05-15/';
 
-export const CLOUDFORMATION_ACTIONS = new Set(['DescribeStacks']);
+export const CLOUDFORMATION_ACTIONS = new Set(['DescribeStacks', 'GetTemplate']);
 
-export const answerCloudFormation = (
-  params: URLSearchParams,
-  stacks: ReadonlyMap<string, LocalStackRecord>,
-  region: string,
-  res: ServerResponse,
-): void => {
-  const requestId = randomUUID();
-  const name = params.get('StackName');
-  const chosen = name ? [stacks.get(name)].filter((s) => s !== undefined) : [...stacks.values()];
-  if (name && chosen.length === 0) {
-    res.writeHead(400, { 'content-type': 'text/xml' });
-    res.end(
-      `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id ${xml(name)} does not exist</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
-    );
-    return;
-  }
-  const members = chosen
+const validationError = (res: ServerResponse, requestId: string, message: string) => {
+  res.writeHead(400, { 'content-type': 'text/xml' });
+  res.end(
+    `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>ValidationError</Code><Message>${xml(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
+  );
+};
+
+const answer = (res: ServerResponse, requestId: string, action: string, result: string) => {
+  res.writeHead(200, { 'content-type': 'text/xml' });
+  res.end(
+    `<${action}Response xmlns="${NS}"><${action}Result>${result}</${action}Result><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></${action}Response>`,
+  );
+};
+
+const describe = (stacks: readonly LocalStackRecord[], region: string) =>
+  `<Stacks>${stacks
     .map(
       (s) =>
         `<member><StackName>${xml(s.name)}</StackName><StackId>arn:aws:cloudformation:${region}:000000000000:stack/${xml(s.name)}/local</StackId>` +
@@ -46,9 +48,28 @@ export const answerCloudFormation = (
           .join('') +
         '</Outputs></member>',
     )
-    .join('');
-  res.writeHead(200, { 'content-type': 'text/xml' });
-  res.end(
-    `<DescribeStacksResponse xmlns="${NS}"><DescribeStacksResult><Stacks>${members}</Stacks></DescribeStacksResult><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></DescribeStacksResponse>`,
-  );
+    .join('')}</Stacks>`;
+
+export const answerCloudFormation = (
+  action: string,
+  params: URLSearchParams,
+  stacks: ReadonlyMap<string, LocalStackRecord>,
+  region: string,
+  res: ServerResponse,
+): void => {
+  const requestId = randomUUID();
+  const name = params.get('StackName');
+  const chosen = name ? [stacks.get(name)].filter((s) => s !== undefined) : [...stacks.values()];
+  const [stack] = chosen;
+  if (action === 'GetTemplate' && !name)
+    validationError(res, requestId, 'Either StackName or ChangeSetName must be specified');
+  else if (name && !stack) validationError(res, requestId, `Stack with id ${name} does not exist`);
+  else if (action === 'DescribeStacks') answer(res, requestId, action, describe(chosen, region));
+  else
+    answer(
+      res,
+      requestId,
+      action,
+      `<TemplateBody>${xml(JSON.stringify(stack?.template))}</TemplateBody><StagesAvailable><member>Original</member><member>Processed</member></StagesAvailable>`,
+    );
 };

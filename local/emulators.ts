@@ -267,7 +267,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         const params = new URLSearchParams(body.toString('utf8'));
         const action = params.get('Action') ?? '';
         if (CLOUDFORMATION_ACTIONS.has(action))
-          return answerCloudFormation(params, stacks, LOCAL_REGION, res);
+          return answerCloudFormation(action, params, stacks, LOCAL_REGION, res);
         if (service === 'sqs' || (service === undefined && SQS_QUERY_ACTIONS.has(action)))
           return answerSqsQuery(req, res, params, edgeEndpoint);
         return forward(req, res, fauxqs, onAnswer, body);

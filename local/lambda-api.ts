@@ -3,7 +3,8 @@
  * local runtime's own environments, so `aws lambda invoke`, `list-functions` and the SDKs'
  * Lambda clients work as they do on AWS: `Invoke` (RequestResponse, Event, DryRun; an error
  * thrown by the handler comes back as `X-Amz-Function-Error: Unhandled` with its type and
- * message), `ListFunctions`, `GetFunction`, `GetFunctionConfiguration`, the event source
+ * message), `ListFunctions`, `GetFunction`, `GetFunctionConfiguration`,
+ * `UpdateFunctionConfiguration` (environment and timeout: `lambda-configuration.ts`), the event source
  * mappings (`lambda-mappings-api.ts`), and a function's reserved concurrency: `PutFunctionConcurrency`, `GetFunctionConcurrency`, `DeleteFunctionConcurrency`
  * (an invocation beyond it is throttled: `TooManyRequestsException`, 429), and
  * `GetAccountSettings` (the unreserved concurrency they leave). Any other Lambda action is
@@ -15,6 +16,7 @@ import { statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RulesBackend } from './events-api.ts';
 import { readBody } from './http.ts';
+import { type ConfigurationChange, configurationChange } from './lambda-configuration.ts';
 import { InvocationError, LAMBDA_RUNTIME } from './lambda-environment.ts';
 import { answerMappings, type LocalMapping } from './lambda-mappings-api.ts';
 import {
@@ -48,6 +50,8 @@ export interface LambdaBackend {
   reservedConcurrency(name: string): number | undefined;
   /** Reserves concurrency for the function, or with undefined removes its reservation. */
   setReservedConcurrency(name: string, value: number | undefined): void;
+  /** Runs the function with this configuration from its next invocation on. */
+  updateConfiguration(name: string, change: ConfigurationChange): LocalFunction;
   /** The stack's scheduled rules, for EventBridge's API on the edge. */
   readonly rules?: RulesBackend;
   /** The stack's EventBridge Scheduler schedules, for Scheduler's API on the edge. */
@@ -224,6 +228,11 @@ export const answerLambda = async (
   }
   if (sub === 'concurrency') return answerConcurrency(req, res, payload, backends, found);
   if (req.method === 'GET' && sub === 'configuration') return json(res, 200, configuration);
+  if (req.method === 'PUT' && sub === 'configuration') {
+    const change = configurationChange(res, payload);
+    if (change) json(res, 200, configurationOf(backend.updateConfiguration(fn.name, change)));
+    return;
+  }
   if (req.method === 'GET' && sub === 'event-invoke-config') {
     // The template's AWS::Lambda::EventInvokeConfig of $LATEST, as GetFunctionEventInvokeConfig.
     const qualifier = url.searchParams.get('Qualifier') ?? '$LATEST';

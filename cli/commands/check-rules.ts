@@ -4,7 +4,30 @@
  * and why. Pure: the facts come from `check.ts`, which reads them from AWS.
  */
 import type { EventSourceMappingConfiguration } from '@aws-sdk/client-lambda';
+import * as v from 'valibot';
 import type { QueueFunction } from './logs.ts';
+
+/** SQS gives the RedrivePolicy as JSON text: read through a schema, numbers or strings. */
+export const RedriveSchema = v.object({
+  deadLetterTargetArn: v.string(),
+  maxReceiveCount: v.pipe(v.union([v.number(), v.string()]), v.transform(Number)),
+});
+
+/** Each queue-fed function's queue and DLQ, by the stack outputs naming them. */
+export const QUEUE_OUTPUTS = {
+  ingest: {
+    name: 'orders queue',
+    queue: 'OrdersQueueUrl',
+    dlq: 'OrdersDlqUrl',
+    dlqArn: 'OrdersDlqArn',
+  },
+  aggregate: {
+    name: 'aggregate queue',
+    queue: 'AggregateQueueUrl',
+    dlq: 'AggregateDlqUrl',
+    dlqArn: 'AggregateDlqArn',
+  },
+} as const;
 
 export type Verdict = 'ok' | 'warn' | 'fail';
 

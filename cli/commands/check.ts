@@ -7,18 +7,31 @@
  * time, never correctness: exit 0.
  */
 
+import { CloudFormationClient, GetTemplateCommand } from '@aws-sdk/client-cloudformation';
 import {
+  DeleteFunctionConcurrencyCommand,
   type EventSourceMappingConfiguration,
+  GetEventSourceMappingCommand,
   GetFunctionConcurrencyCommand,
   GetFunctionConfigurationCommand,
   LambdaClient,
+  PutFunctionConcurrencyCommand,
+  UpdateEventSourceMappingCommand,
+  UpdateFunctionConfigurationCommand,
+  waitUntilFunctionUpdatedV2,
 } from '@aws-sdk/client-lambda';
-import { GetQueueAttributesCommand, type QueueAttributeName } from '@aws-sdk/client-sqs';
+import {
+  GetQueueAttributesCommand,
+  type QueueAttributeName,
+  SetQueueAttributesCommand,
+} from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
 import * as v from 'valibot';
+import { waitFor } from '../../local/net.ts';
 import { counted, terminalSafe } from '../../local/render.ts';
 import { json, run, target } from '../program.ts';
-import type { Target } from '../target.ts';
+import { CliError, type Target } from '../target.ts';
+import { type LiveStack, planRepairs, type Repair } from './check-fixes.ts';
 import {
   type Finding,
   type FunctionFacts,
@@ -26,7 +39,9 @@ import {
   judgeFunction,
   judgeQueue,
   judgeWiring,
+  QUEUE_OUTPUTS,
   type QueueFacts,
+  RedriveSchema,
   type Verdict,
 } from './check-rules.ts';
 import { FUNCTIONS, type FunctionKey, type QueueFunction } from './logs.ts';
@@ -40,27 +55,6 @@ const ATTRIBUTES: QueueAttributeName[] = [
   'FifoQueue',
   'DelaySeconds',
 ];
-
-/** SQS gives the RedrivePolicy as JSON text: read through a schema, numbers or strings. */
-const RedriveSchema = v.object({
-  deadLetterTargetArn: v.string(),
-  maxReceiveCount: v.pipe(v.union([v.number(), v.string()]), v.transform(Number)),
-});
-
-const QUEUE_OUTPUTS = {
-  ingest: {
-    name: 'orders queue',
-    queue: 'OrdersQueueUrl',
-    dlq: 'OrdersDlqUrl',
-    dlqArn: 'OrdersDlqArn',
-  },
-  aggregate: {
-    name: 'aggregate queue',
-    queue: 'AggregateQueueUrl',
-    dlq: 'AggregateDlqUrl',
-    dlqArn: 'AggregateDlqArn',
-  },
-} as const;
 
 const queueFacts = async (t: Target, fn: QueueFunction): Promise<QueueFacts> => {
   const o = QUEUE_OUTPUTS[fn];
@@ -110,8 +104,14 @@ const functionFacts = async (
   };
 };
 
-/** Every finding on the target's stack: its queues, triggers, functions and table. */
-export const checkPipeline = async (t: Target): Promise<Finding[]> => {
+/**
+ * Every finding on the target's stack (its queues, triggers, functions and table), and the live
+ * settings they judged. With `fixTable`, the table's TTL and point-in-time recovery are turned on.
+ */
+export const checkPipeline = async (
+  t: Target,
+  fixTable = false,
+): Promise<{ findings: Finding[]; live: LiveStack }> => {
   const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
   const read = async (fn: QueueFunction) => {
     const [queue, facts] = await Promise.all([
@@ -142,7 +142,12 @@ export const checkPipeline = async (t: Target): Promise<Finding[]> => {
   ]);
   const schedule = triggers.states.finalize;
   const table = t.output('TableName');
-  return [
+  const live: LiveStack = {
+    outputs: t.outputs,
+    queues: { ingest: ingest.queue, aggregate: aggregate.queue },
+    functions: { ingest: ingest.facts, aggregate: aggregate.facts, finalize },
+  };
+  const findings: Finding[] = [
     ...perQueue,
     judgeWiring('finalize', finalize.environment, shared),
     schedule === 'Enabled'
@@ -169,7 +174,7 @@ export const checkPipeline = async (t: Target): Promise<Finding[]> => {
               ? 'none reserved'
               : String(finalize.reservedConcurrency),
         },
-    ...(await checkTable(t, table, false)).map(
+    ...(await checkTable(t, table, fixTable)).map(
       (c): Finding => ({
         subject: 'table',
         name: c.name,
@@ -178,6 +183,94 @@ export const checkPipeline = async (t: Target): Promise<Finding[]> => {
       }),
     ),
   ];
+  return { findings, live };
+};
+
+/** The deployed template, from CloudFormation (the local edge answers `GetTemplate` too). */
+const deployedTemplate = async (t: Target): Promise<unknown> => {
+  const { TemplateBody } = await new CloudFormationClient(
+    t.clientConfig ?? { region: t.region },
+  ).send(new GetTemplateCommand({ StackName: t.stackName, TemplateStage: 'Original' }));
+  try {
+    return JSON.parse(TemplateBody ?? '');
+  } catch (error) {
+    throw new CliError(`${t.stackName}'s deployed template is not JSON, as CDK deploys it`, {
+      cause: error,
+    });
+  }
+};
+
+/** Makes one change; a function's update is waited for, since Lambda refuses the next meanwhile. */
+const apply = async (t: Target, lambda: LambdaClient, { request: r }: Repair): Promise<void> => {
+  switch (r.kind) {
+    case 'queue-attributes':
+      await t.clients.sqs.send(
+        new SetQueueAttributesCommand({ QueueUrl: r.queueUrl, Attributes: { ...r.attributes } }),
+      );
+      return;
+    case 'response-types':
+      await lambda.send(
+        new UpdateEventSourceMappingCommand({
+          UUID: r.uuid,
+          FunctionResponseTypes: r.functionResponseTypes.filter(
+            (x) => x === 'ReportBatchItemFailures',
+          ),
+        }),
+      );
+      // Lambda applies it in the background: `Updating` until then, which the next check reads.
+      await waitFor(
+        async () =>
+          (await lambda.send(new GetEventSourceMappingCommand({ UUID: r.uuid }))).State !==
+          'Updating',
+        { timeoutMs: 120_000, what: `trigger ${r.uuid} to finish updating` },
+      );
+      return;
+    case 'reserved-concurrency':
+      if (r.value === undefined)
+        await lambda.send(new DeleteFunctionConcurrencyCommand({ FunctionName: r.functionName }));
+      else
+        await lambda.send(
+          new PutFunctionConcurrencyCommand({
+            FunctionName: r.functionName,
+            ReservedConcurrentExecutions: r.value,
+          }),
+        );
+      return;
+    case 'timeout':
+    case 'environment':
+      await lambda.send(
+        new UpdateFunctionConfigurationCommand({
+          FunctionName: r.functionName,
+          ...(r.kind === 'timeout'
+            ? { Timeout: r.seconds }
+            : { Environment: { Variables: { ...r.variables } } }),
+        }),
+      );
+      await waitUntilFunctionUpdatedV2(
+        { client: lambda, maxWaitTime: 120 },
+        { FunctionName: r.functionName },
+      );
+  }
+};
+
+/**
+ * `--fix`: puts each flagged setting back as the deployed template sets it, one call at a time,
+ * and says what it left and why. Returns the changes made.
+ */
+const fix = async (
+  t: Target,
+  checked: Awaited<ReturnType<typeof checkPipeline>>,
+  dryRun: boolean,
+) => {
+  const { repairs, left } = planRepairs(await deployedTemplate(t), checked.live, checked.findings);
+  const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
+  const verb = dryRun ? 'would put back' : 'put back';
+  for (const repair of repairs) {
+    if (!dryRun) await apply(t, lambda, repair);
+    console.error(terminalSafe(`↺ ${verb} ${repair.subject}, ${repair.name}: ${repair.change}`));
+  }
+  for (const l of left) console.error(terminalSafe(`· left ${l.subject}, ${l.name}: ${l.reason}`));
+  return { repairs, left };
 };
 
 const MARK: Record<Verdict, string> = { ok: '✓', warn: '!', fail: '✗' };
@@ -189,14 +282,28 @@ export const register = (program: Command): void => {
       'whether the running stack still has the settings its guarantees rest on (partial batch responses, dead-letter queues, visibility timeouts, concurrency, the table): exit 1 on a failure',
     )
     .option('--json', 'print the findings as JSON: [{subject, name, verdict, detail}]')
+    .option(
+      '--fix',
+      "put each flagged setting back as the deployed template sets it (CloudFormation's GetTemplate), then check again; a pause is left as it is",
+    )
+    .option('--dry-run', 'with --fix: say what it would put back, change nothing')
     .addHelpText(
       'after',
-      '\nExample:\n  npx onceflow --target aws --stack-name onceflow-prod check',
+      '\nExamples:\n  npx onceflow --target aws --stack-name onceflow-prod check\n  npx onceflow --target aws --stack-name onceflow-prod check --fix --dry-run',
     )
     .action(
-      run(async (o: { json?: boolean }) => {
+      run(async (o: { json?: boolean; fix?: boolean; dryRun?: boolean }) => {
+        if (o.dryRun && !o.fix) throw new CliError('--dry-run goes with --fix');
         const t = await target();
-        const findings = await checkPipeline(t);
+        let checked = await checkPipeline(t);
+        if (o.fix && checked.findings.some((f) => f.verdict !== 'ok')) {
+          const done = await fix(t, checked, o.dryRun === true);
+          if (!o.dryRun) checked = await checkPipeline(t, true);
+          console.error(
+            `${counted(done.repairs.length, 'setting')} ${o.dryRun ? 'to put back' : 'put back'}, ${done.left.length} left`,
+          );
+        }
+        const { findings } = checked;
         if (o.json) json(findings);
         else
           for (const f of findings)

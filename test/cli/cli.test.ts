@@ -3,10 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import {
+  GetFunctionConfigurationCommand,
   LambdaClient,
   ListEventSourceMappingsCommand,
   PutFunctionConcurrencyCommand,
   UpdateEventSourceMappingCommand,
+  UpdateFunctionConfigurationCommand,
 } from '@aws-sdk/client-lambda';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
@@ -735,7 +737,7 @@ describe('onceflow against the local stack', () => {
     expect(both.stderr).toContain("option '--bodies' cannot be used with option '--json'");
   });
 
-  it('checks the running stack, then fails a trigger without partial batch responses, a reservation of 0 and a coalescing queue without its delay, and warns of a short visibility timeout and a paused schedule', async () => {
+  it('checks the running stack, fails a trigger without partial batch responses, a reservation of 0, a coalescing queue without its delay and a function pointed at another table, warns of a short visibility timeout and a paused schedule, and puts back all but the pause with --fix', async () => {
     await using s = await stack();
     const healthy = await s.cli('check');
     expect(healthy.code, healthy.stdout).toBe(0);
@@ -778,6 +780,22 @@ describe('onceflow against the local stack', () => {
         Attributes: { DelaySeconds: '0' },
       }),
     );
+    const { Environment } = await lambda.send(
+      new GetFunctionConfigurationCommand({ FunctionName: s.outputs.IngestFunctionName }),
+    );
+    const deployedEnvironment = Environment?.Variables ?? {};
+    await lambda.send(
+      new UpdateFunctionConfigurationCommand({
+        FunctionName: s.outputs.IngestFunctionName,
+        Environment: {
+          Variables: {
+            ...deployedEnvironment,
+            TABLE_NAME: 'restored-table',
+            POWERTOOLS_LOG_LEVEL: 'DEBUG',
+          },
+        },
+      }),
+    );
     expect((await s.cli('pause', 'finalize')).code).toBe(0);
 
     const drifted = await s.cli('check');
@@ -797,18 +815,63 @@ describe('onceflow against the local stack', () => {
     expect(drifted.stdout).toContain(
       '! finalize, schedule: Disabled: no hour becomes final until `onceflow resume finalize`',
     );
-    expect(drifted.stderr).toMatch(/: \d+ checks, 3 failed, 2 warnings$/m);
-    const findings = parseJson(
-      v.array(v.object({ subject: v.string(), name: v.string(), verdict: v.string() })),
-      (await s.cli('check', '--json')).stdout,
+    expect(drifted.stdout).toContain(
+      `✗ ingest, wiring: TABLE_NAME is restored-table, not ${s.outputs.TableName}`,
     );
-    expect(findings.filter((f) => f.verdict !== 'ok')).toEqual([
+    expect(drifted.stderr).toMatch(/: \d+ checks, 4 failed, 2 warnings$/m);
+    const FindingsSchema = v.array(
+      v.object({ subject: v.string(), name: v.string(), verdict: v.string() }),
+    );
+    const flagged = async () =>
+      parseJson(FindingsSchema, (await s.cli('check', '--json')).stdout).filter(
+        (f) => f.verdict !== 'ok',
+      );
+    expect(await flagged()).toEqual([
       { subject: 'orders queue', name: 'visibility timeout', verdict: 'warn' },
       { subject: 'ingest', name: 'partial batch responses', verdict: 'fail' },
+      { subject: 'ingest', name: 'wiring', verdict: 'fail' },
       { subject: 'aggregate', name: 'reserved concurrency', verdict: 'fail' },
       { subject: 'aggregate queue', name: 'coalescing', verdict: 'fail' },
       { subject: 'finalize', name: 'schedule', verdict: 'warn' },
     ]);
+
+    // The plan first: nothing changes.
+    const dryRun = await s.cli('check', '--fix', '--dry-run');
+    expect(dryRun.code).toBe(1);
+    expect(dryRun.stderr).toContain(
+      '↺ would put back orders queue, visibility timeout: VisibilityTimeout 20 → 180',
+    );
+    expect(dryRun.stderr).toContain('5 settings to put back, 1 left');
+    expect(await flagged()).toHaveLength(6);
+
+    const fixed = await s.cli('check', '--fix');
+    expect(fixed.code, fixed.stderr).toBe(0);
+    for (const line of [
+      '↺ put back orders queue, visibility timeout: VisibilityTimeout 20 → 180',
+      `↺ put back aggregate queue, coalescing: DelaySeconds 0 → 2`,
+      `↺ put back ingest, partial batch responses: ${mapping?.UUID}: FunctionResponseTypes [] → [ReportBatchItemFailures]`,
+      `↺ put back ingest, wiring: TABLE_NAME restored-table → ${s.outputs.TableName}`,
+      '↺ put back aggregate, reserved concurrency: reserved concurrency 0 → none',
+      '· left finalize, schedule: paused, perhaps on purpose: `onceflow resume finalize` when it should run',
+      '5 settings put back, 1 left',
+    ])
+      expect(fixed.stderr).toContain(line);
+    expect(fixed.stderr).toMatch(/: \d+ checks, 0 failed, 1 warning$/m);
+    expect(await flagged()).toEqual([{ subject: 'finalize', name: 'schedule', verdict: 'warn' }]);
+    // What an operator added by hand stays; what the template sets is back.
+    const after = await lambda.send(
+      new GetFunctionConfigurationCommand({ FunctionName: s.outputs.IngestFunctionName }),
+    );
+    expect(after.Environment?.Variables).toEqual({
+      ...deployedEnvironment,
+      POWERTOOLS_LOG_LEVEL: 'DEBUG',
+    });
+
+    // And the stack put back applies the reference stream as deployed.
+    expect((await s.cli('send', SEED)).code).toBe(0);
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+    expect(JSON.parse((await s.cli('orders', '--json')).stdout)).toEqual(expectedOrders());
+    expect((await s.cli('check', '--dry-run')).stderr).toContain('--dry-run goes with --fix');
   });
 });
 

@@ -8,6 +8,7 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CloudFormationClient, GetTemplateCommand } from '@aws-sdk/client-cloudformation';
 import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import * as v from 'valibot';
@@ -145,6 +146,14 @@ describe('a running stack updated from a new synthesis', () => {
     expect(after.CodeSha256).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     expect(after.CodeSha256).not.toBe(before.CodeSha256);
     expect(after.Environment?.Variables?.GREETING).toBe('bonjour');
+    // And CloudFormation's GetTemplate answers the template now deployed, as after `cdk deploy`.
+    const { TemplateBody = '' } = await new CloudFormationClient({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: LOCAL_CREDENTIALS,
+    }).send(new GetTemplateCommand({ StackName: runtime.stack.stackName }));
+    expect(TemplateBody).toContain('bonjour');
+    expect(TemplateBody).not.toContain('hello');
   });
 
   it('lets an invocation under way finish on its code while the next one runs the new code', async () => {

@@ -8,6 +8,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CloudFormationClient, GetTemplateCommand } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
 import {
   GetEventSourceMappingCommand,
@@ -22,6 +23,7 @@ import {
   ResourceNotFoundException,
   UpdateEventSourceMappingCommand,
   type UpdateEventSourceMappingCommandInput,
+  UpdateFunctionConfigurationCommand,
 } from '@aws-sdk/client-lambda';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
@@ -32,6 +34,7 @@ import { ASYNC_INVOKE_PAYLOAD_BYTES, INVOKE_PAYLOAD_BYTES } from '../../local/la
 import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { toSqsEvent } from '../../local/sqs-event.ts';
+import { loadStack } from '../../local/template.ts';
 import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { sharedDynamoLocal } from '../support/emulators.ts';
@@ -446,6 +449,65 @@ describe('Lambda’s API on the local edge', () => {
     expect(orders.find((o) => o.orderId === 'o-\u{1F680}')?.customerId).toBe('c-\u{1F600}');
   });
 
+  it('changes a function’s environment and timeout with UpdateFunctionConfiguration from its next invocation on, and refuses what Lambda refuses', async () => {
+    const FunctionName = ingestName();
+    const before = await lambda.send(new GetFunctionConfigurationCommand({ FunctionName }));
+    const variables = before.Environment?.Variables ?? {};
+    const { TABLE_NAME, ...withoutTable } = variables;
+    expect(TABLE_NAME).toBe(runtime.stack.outputs.TableName);
+    const [body = ''] = seedBatches();
+    const invoke = async () =>
+      lambda.send(
+        new InvokeCommand({
+          FunctionName,
+          Payload: JSON.stringify(
+            toSqsEvent(recordsOf([{ body }], runtime.stack.outputs.OrdersQueueArn ?? '')),
+          ),
+        }),
+      );
+
+    const updated = await lambda.send(
+      new UpdateFunctionConfigurationCommand({
+        FunctionName,
+        Environment: { Variables: withoutTable },
+        Timeout: 45,
+      }),
+    );
+    expect(updated.Environment?.Variables).toEqual(withoutTable);
+    expect(updated.Timeout).toBe(45);
+    expect(updated.LastModified).not.toBe(before.LastModified);
+    const failed = await invoke();
+    expect(failed.FunctionError).toBe('Unhandled');
+    expect(JSON.stringify(decode(failed.Payload))).toContain('TABLE_NAME');
+
+    const refusals: [Record<string, unknown>, RegExp][] = [
+      [
+        { Environment: { Variables: { ...variables, AWS_REGION: 'x' } } },
+        /reserved keys.*AWS_REGION/,
+      ],
+      [{ Environment: { Variables: { 'no-dash': 'x' } } }, /must satisfy the pattern/],
+      [{ MemorySize: 1024 }, /only the Environment and Timeout/],
+      [{ Timeout: 901 }, /less than or equal to 900/],
+    ];
+    for (const [change, message] of refusals)
+      await expect(
+        lambda.send(new UpdateFunctionConfigurationCommand({ FunctionName, ...change })),
+      ).rejects.toThrow(message);
+
+    await lambda.send(
+      new UpdateFunctionConfigurationCommand({
+        FunctionName,
+        Environment: { Variables: variables },
+        Timeout: before.Timeout,
+      }),
+    );
+    const after = await lambda.send(new GetFunctionConfigurationCommand({ FunctionName }));
+    expect([after.Environment?.Variables, after.Timeout]).toEqual([variables, before.Timeout]);
+    const ok = await invoke();
+    expect(ok.FunctionError).toBeUndefined();
+    expect(decode(ok.Payload)).toEqual({ batchItemFailures: [] });
+  });
+
   it('answers an unknown function with ResourceNotFoundException', async () => {
     await expect(
       lambda.send(new InvokeCommand({ FunctionName: 'no-such-function', Payload: '{}' })),
@@ -462,5 +524,24 @@ describe('Lambda’s API on the local edge', () => {
     await expect(cloudwatch.send(new ListMetricsCommand({}))).rejects.toThrow(
       /does not serve monitoring/,
     );
+  });
+});
+
+describe('CloudFormation’s GetTemplate on the local edge', () => {
+  it('answers the template the stack was deployed from, and an unknown stack as CloudFormation does', async () => {
+    const cloudformation = new CloudFormationClient({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    const { assemblyDir, stackName } = inject('assembly');
+    const { TemplateBody = '', StagesAvailable } = await cloudformation.send(
+      new GetTemplateCommand({ StackName: runtime.stack.stackName }),
+    );
+    expect(JSON.parse(TemplateBody)).toEqual(loadStack(assemblyDir, stackName).template);
+    expect(StagesAvailable).toEqual(['Original', 'Processed']);
+    await expect(
+      cloudformation.send(new GetTemplateCommand({ StackName: uniqueName('none') })),
+    ).rejects.toThrow(/Stack with id .* does not exist/);
   });
 });

@@ -1,0 +1,325 @@
+/**
+ * `onceflow check --fix`'s plan: each flagged setting put back as the deployed template sets it,
+ * its references resolved through the stack's outputs, and every other flagged setting left with
+ * a reason. The template here has the deployed stack's shape, small.
+ */
+import { describe, expect, it } from 'vitest';
+import { type LiveStack, planRepairs } from '../../cli/commands/check-fixes.ts';
+import type { Finding, FunctionFacts, QueueFacts } from '../../cli/commands/check-rules.ts';
+
+const arn = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+const queue = (dlq: string, properties: Record<string, unknown> = {}) => ({
+  Type: 'AWS::SQS::Queue',
+  Properties: {
+    VisibilityTimeout: 180,
+    RedrivePolicy: { deadLetterTargetArn: arn(dlq), maxReceiveCount: 5 },
+    ...properties,
+  },
+});
+const dlq = { Type: 'AWS::SQS::Queue', Properties: { MessageRetentionPeriod: 1_209_600 } };
+const fn = (variables: Record<string, unknown>, properties: Record<string, unknown> = {}) => ({
+  Type: 'AWS::Lambda::Function',
+  Properties: { Timeout: 30, Environment: { Variables: variables }, ...properties },
+});
+const mapping = (fnId: string, queueId: string) => ({
+  Type: 'AWS::Lambda::EventSourceMapping',
+  Properties: {
+    FunctionName: { Ref: fnId },
+    EventSourceArn: arn(queueId),
+    BatchSize: 10,
+    FunctionResponseTypes: ['ReportBatchItemFailures'],
+  },
+});
+const TEMPLATE = {
+  Resources: {
+    Q: queue('D'),
+    D: dlq,
+    AQ: queue('AD', { FifoQueue: true, DelaySeconds: 2 }),
+    AD: dlq,
+    T: { Type: 'AWS::DynamoDB::Table' },
+    I: fn({ TABLE_NAME: { Ref: 'T' }, AGGREGATE_QUEUE_URL: { Ref: 'AQ' }, LATE: 'amend' }),
+    A: fn({ TABLE_NAME: { Ref: 'T' } }, { ReservedConcurrentExecutions: 10 }),
+    F: fn({ TABLE_NAME: { Ref: 'T' } }, { Timeout: 120 }),
+    IM: mapping('I', 'Q'),
+    AM: mapping('A', 'AQ'),
+  },
+  Outputs: {
+    OrdersQueueUrl: { Value: { Ref: 'Q' } },
+    OrdersQueueArn: { Value: arn('Q') },
+    OrdersDlqUrl: { Value: { Ref: 'D' } },
+    OrdersDlqArn: { Value: arn('D') },
+    AggregateQueueUrl: { Value: { Ref: 'AQ' } },
+    AggregateQueueArn: { Value: arn('AQ') },
+    AggregateDlqUrl: { Value: { Ref: 'AD' } },
+    AggregateDlqArn: { Value: arn('AD') },
+    TableName: { Value: { Ref: 'T' } },
+    IngestFunctionName: { Value: { Ref: 'I' } },
+    AggregateFunctionName: { Value: { Ref: 'A' } },
+    FinalizeFunctionName: { Value: { Ref: 'F' } },
+    GlueDatabase: { Value: 'onceflow_dev' },
+  },
+};
+const sqs = (name: string) => `arn:aws:sqs:us-east-1:000000000000:${name}`;
+const OUTPUTS = {
+  OrdersQueueUrl: 'http://sqs/orders',
+  OrdersQueueArn: sqs('orders'),
+  OrdersDlqUrl: 'http://sqs/orders-dlq',
+  OrdersDlqArn: sqs('orders-dlq'),
+  AggregateQueueUrl: 'http://sqs/aggregate.fifo',
+  AggregateQueueArn: sqs('aggregate.fifo'),
+  AggregateDlqUrl: 'http://sqs/aggregate-dlq.fifo',
+  AggregateDlqArn: sqs('aggregate-dlq.fifo'),
+  TableName: 'orders-table',
+  IngestFunctionName: 'ingest-fn',
+  AggregateFunctionName: 'aggregate-fn',
+  FinalizeFunctionName: 'finalize-fn',
+};
+const queueFacts = (dlqArn: string, delaySeconds = 0): QueueFacts => ({
+  visibilityTimeoutS: 180,
+  retentionS: 345_600,
+  fifo: delaySeconds > 0,
+  delaySeconds,
+  redrive: { deadLetterTargetArn: dlqArn, maxReceiveCount: 5 },
+  dlqArn,
+  dlqRetentionS: 1_209_600,
+});
+const fnFacts = (
+  environment: Record<string, string>,
+  source?: string,
+  more: Partial<FunctionFacts> = {},
+): FunctionFacts => ({
+  timeoutS: 30,
+  environment,
+  mappings: source
+    ? [
+        {
+          UUID: `${source}-mapping`,
+          EventSourceArn: sqs(source),
+          State: 'Enabled',
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        },
+      ]
+    : [],
+  ...more,
+});
+/** The running stack exactly as the template deployed it. */
+const HEALTHY: LiveStack = {
+  outputs: OUTPUTS,
+  queues: {
+    ingest: queueFacts(OUTPUTS.OrdersDlqArn),
+    aggregate: queueFacts(OUTPUTS.AggregateDlqArn, 2),
+  },
+  functions: {
+    ingest: fnFacts(
+      {
+        TABLE_NAME: OUTPUTS.TableName,
+        AGGREGATE_QUEUE_URL: OUTPUTS.AggregateQueueUrl,
+        LATE: 'amend',
+      },
+      'orders',
+    ),
+    aggregate: fnFacts({ TABLE_NAME: OUTPUTS.TableName }, 'aggregate.fifo', {
+      reservedConcurrency: 10,
+    }),
+    finalize: fnFacts({ TABLE_NAME: OUTPUTS.TableName }, undefined, { timeoutS: 120 }),
+  },
+};
+const flagged = (subject: string, name: string, detail = ''): Finding => ({
+  subject,
+  name,
+  verdict: 'fail',
+  detail,
+});
+const plan = (live: LiveStack, findings: Finding[]) => planRepairs(TEMPLATE, live, findings);
+
+describe('onceflow check --fix', () => {
+  it('plans nothing when nothing is flagged, even where a setting differs from the template', () => {
+    const raised: LiveStack = {
+      ...HEALTHY,
+      queues: {
+        ...HEALTHY.queues,
+        ingest: { ...queueFacts(sqs('orders-dlq')), visibilityTimeoutS: 900 },
+      },
+    };
+    expect(plan(HEALTHY, [])).toEqual({ repairs: [], left: [] });
+    expect(plan(raised, [])).toEqual({ repairs: [], left: [] });
+  });
+
+  it('puts back partial batch responses, a reservation and a coalescing delay as the template sets them', () => {
+    const live: LiveStack = {
+      ...HEALTHY,
+      queues: { ...HEALTHY.queues, aggregate: queueFacts(OUTPUTS.AggregateDlqArn, 0) },
+      functions: {
+        ...HEALTHY.functions,
+        ingest: {
+          ...HEALTHY.functions.ingest,
+          mappings: [{ UUID: 'orders-mapping', EventSourceArn: sqs('orders'), State: 'Enabled' }],
+        },
+        aggregate: { ...HEALTHY.functions.aggregate, reservedConcurrency: 0 },
+        finalize: { ...HEALTHY.functions.finalize, reservedConcurrency: 0 },
+      },
+    };
+    const { repairs, left } = plan(live, [
+      flagged('ingest', 'partial batch responses'),
+      flagged('aggregate', 'reserved concurrency'),
+      flagged('finalize', 'reserved concurrency'),
+      flagged('aggregate queue', 'coalescing'),
+    ]);
+    expect(left).toEqual([]);
+    expect(repairs.map((r) => [r.subject, r.name, r.change, r.request])).toEqual([
+      [
+        'aggregate queue',
+        'coalescing',
+        'DelaySeconds 0 → 2',
+        {
+          kind: 'queue-attributes',
+          queueUrl: OUTPUTS.AggregateQueueUrl,
+          attributes: { DelaySeconds: '2' },
+        },
+      ],
+      [
+        'ingest',
+        'partial batch responses',
+        'orders-mapping: FunctionResponseTypes [] → [ReportBatchItemFailures]',
+        {
+          kind: 'response-types',
+          uuid: 'orders-mapping',
+          functionResponseTypes: ['ReportBatchItemFailures'],
+        },
+      ],
+      [
+        'aggregate',
+        'reserved concurrency',
+        'reserved concurrency 0 → 10',
+        { kind: 'reserved-concurrency', functionName: 'aggregate-fn', value: 10 },
+      ],
+      [
+        'finalize',
+        'reserved concurrency',
+        'reserved concurrency 0 → none',
+        { kind: 'reserved-concurrency', functionName: 'finalize-fn' },
+      ],
+    ]);
+  });
+
+  it('puts back a redrive policy removed by hand, its DLQ resolved through the stack outputs', () => {
+    const { redrive: _, ...noRedrive } = HEALTHY.queues.ingest;
+    const live: LiveStack = { ...HEALTHY, queues: { ...HEALTHY.queues, ingest: noRedrive } };
+    const { repairs } = plan(live, [flagged('orders queue', 'dead-letter queue')]);
+    expect(repairs.map((r) => [r.change, r.request])).toEqual([
+      [
+        `RedrivePolicy none → ${OUTPUTS.OrdersDlqArn} after 5 receives`,
+        {
+          kind: 'queue-attributes',
+          queueUrl: OUTPUTS.OrdersQueueUrl,
+          attributes: {
+            RedrivePolicy: JSON.stringify({
+              deadLetterTargetArn: OUTPUTS.OrdersDlqArn,
+              maxReceiveCount: 5,
+            }),
+          },
+        },
+      ],
+    ]);
+  });
+
+  it('puts back both halves of a short visibility timeout: the queue’s and the function’s timeout', () => {
+    const live: LiveStack = {
+      ...HEALTHY,
+      queues: { ...HEALTHY.queues, ingest: { ...HEALTHY.queues.ingest, visibilityTimeoutS: 20 } },
+      functions: { ...HEALTHY.functions, ingest: { ...HEALTHY.functions.ingest, timeoutS: 60 } },
+    };
+    const { repairs } = plan(live, [flagged('orders queue', 'visibility timeout')]);
+    expect(repairs.map((r) => r.change)).toEqual(['VisibilityTimeout 20 → 180', 'Timeout 60 → 30']);
+  });
+
+  it('puts back the variables the template sets, resolved, and keeps the ones an operator added', () => {
+    const live: LiveStack = {
+      ...HEALTHY,
+      functions: {
+        ...HEALTHY.functions,
+        ingest: {
+          ...HEALTHY.functions.ingest,
+          environment: {
+            TABLE_NAME: 'restored-table',
+            AGGREGATE_QUEUE_URL: OUTPUTS.AggregateQueueUrl,
+            POWERTOOLS_LOG_LEVEL: 'DEBUG',
+          },
+        },
+      },
+    };
+    const { repairs } = plan(live, [flagged('ingest', 'wiring')]);
+    expect(repairs.map((r) => [r.change, r.request])).toEqual([
+      [
+        `TABLE_NAME restored-table → ${OUTPUTS.TableName}; LATE unset → amend`,
+        {
+          kind: 'environment',
+          functionName: 'ingest-fn',
+          variables: {
+            TABLE_NAME: OUTPUTS.TableName,
+            AGGREGATE_QUEUE_URL: OUTPUTS.AggregateQueueUrl,
+            POWERTOOLS_LOG_LEVEL: 'DEBUG',
+            LATE: 'amend',
+          },
+        },
+      ],
+    ]);
+  });
+
+  it('leaves a pause, a deleted trigger, the table, and a setting as deployed, each with its reason', () => {
+    const { repairs, left } = plan(HEALTHY, [
+      flagged('ingest', 'trigger', 'orders-mapping: Disabled'),
+      flagged('finalize', 'schedule', 'Disabled'),
+      flagged('aggregate', 'trigger', 'no event source mapping from its queue'),
+      flagged('table', 'TTL'),
+      flagged('orders queue', 'visibility timeout'),
+      flagged('somewhere', 'unknown'),
+    ]);
+    expect(repairs).toEqual([]);
+    expect(left.map((l) => `${l.subject}, ${l.name}: ${l.reason}`)).toEqual([
+      'ingest, trigger: paused, perhaps on purpose: `onceflow resume ingest` when it should run',
+      'finalize, schedule: paused, perhaps on purpose: `onceflow resume finalize` when it should run',
+      expect.stringContaining(
+        'aggregate, trigger: a trigger deleted by hand: `cdk deploy` does not',
+      ),
+      expect.stringContaining('table, TTL: the table’s own setting: `onceflow table check --fix`'),
+      'orders queue, visibility timeout: as deployed: the template sets it so; change the stack’s props and deploy',
+      'somewhere, unknown: not a setting the template sets',
+    ]);
+  });
+
+  it('leaves a variable whose reference no output resolves, rather than guess it', () => {
+    const template = {
+      ...TEMPLATE,
+      Resources: { ...TEMPLATE.Resources, I: fn({ TABLE_NAME: { Ref: 'NoOutput' } }) },
+    };
+    const { repairs, left } = planRepairs(template, HEALTHY, [flagged('ingest', 'wiring')]);
+    expect(repairs).toEqual([]);
+    expect(left).toEqual([
+      { subject: 'ingest', name: 'wiring', reason: 'not put back: a variable names no output' },
+    ]);
+  });
+
+  it('plans nothing more once its repairs are made', () => {
+    const drifted: LiveStack = {
+      ...HEALTHY,
+      queues: { ...HEALTHY.queues, ingest: { ...HEALTHY.queues.ingest, visibilityTimeoutS: 20 } },
+      functions: {
+        ...HEALTHY.functions,
+        aggregate: { ...HEALTHY.functions.aggregate, reservedConcurrency: 0 },
+      },
+    };
+    const findings = [
+      flagged('orders queue', 'visibility timeout'),
+      flagged('aggregate', 'reserved concurrency'),
+    ];
+    expect(plan(drifted, findings).repairs).toHaveLength(2);
+    expect(plan(HEALTHY, findings).repairs).toEqual([]);
+  });
+
+  it('refuses a template that is not CloudFormation’s shape', () => {
+    expect(() => planRepairs({ Resources: 'none' }, HEALTHY, [])).toThrow(
+      /not CloudFormation's shape: .*at Resources/s,
+    );
+  });
+});
