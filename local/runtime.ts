@@ -254,12 +254,15 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       },
       logFile: logs.fileOf,
     });
-    // The template last deployed: a mapping setting is updated when the next one changes it.
+    // The template last deployed: as CloudFormation, a function or mapping is updated when the
+    // next template changes it, and one it leaves alone keeps what was changed by hand since.
     let deployed = stackTemplate.template;
+    let deployedFunctions = stack.functions;
     const update = async (assemblyDir: string): Promise<StackUpdate> => {
       const next = loadStack(assemblyDir, options.stackName);
       const functions = functionsOnRunningStack(next, stack);
-      const updated = changedFunctions(stack.functions, functions);
+      const updated = changedFunctions(deployedFunctions, functions);
+      deployedFunctions = functions;
       const restartNeeded = changesNeedingRestart(stackTemplate.template, next.template);
       if (updated.length > 0) {
         environments.update(updated);

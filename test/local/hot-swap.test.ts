@@ -9,7 +9,11 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CloudFormationClient, GetTemplateCommand } from '@aws-sdk/client-cloudformation';
-import { GetFunctionConfigurationCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import {
+  GetFunctionConfigurationCommand,
+  LambdaClient,
+  UpdateFunctionConfigurationCommand,
+} from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import * as v from 'valibot';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -154,6 +158,30 @@ describe('a running stack updated from a new synthesis', () => {
     }).send(new GetTemplateCommand({ StackName: runtime.stack.stackName }));
     expect(TemplateBody).toContain('bonjour');
     expect(TemplateBody).not.toContain('hello');
+  });
+
+  it('keeps a hand edit of a function across a redeploy that leaves the function alone, and replaces it when the function changes, as CloudFormation does', async () => {
+    const { runtime, stackName } = await start({ version: 1 });
+    const { Environment } = await configuration(runtime);
+    await new LambdaClient({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: LOCAL_CREDENTIALS,
+    }).send(
+      new UpdateFunctionConfigurationCommand({
+        FunctionName: runtime.stack.functions[0]?.name,
+        Environment: { Variables: { ...Environment?.Variables, GREETING: 'hola' } },
+      }),
+    );
+    expect(await invoke(runtime)).toEqual({ version: 1, greeting: 'hola' });
+
+    const same = await runtime.update(writeAssembly(stackName, { version: 1 }));
+    expect(same.updated).toEqual([]);
+    expect(await invoke(runtime)).toEqual({ version: 1, greeting: 'hola' });
+
+    const changed = await runtime.update(writeAssembly(stackName, { version: 2 }));
+    expect(changed.updated.map((fn) => fn.logicalId)).toEqual(['Fn']);
+    expect(await invoke(runtime)).toEqual({ version: 2, greeting: 'hello' });
   });
 
   it('lets an invocation under way finish on its code while the next one runs the new code', async () => {
