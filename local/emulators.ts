@@ -28,6 +28,7 @@ import {
 import { answerLambda, isLambdaRequest, type LambdaBackend } from './lambda-api.ts';
 import { answerLogs, LOGS_TARGET_PREFIX } from './logs-api.ts';
 import { freePort } from './net.ts';
+import { releaseOrphaned } from './orphaned-receives.ts';
 import { answerInjectedConflict, isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
 import { answerScheduler } from './scheduler-api.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
@@ -291,6 +292,14 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       if (answerInjectedConflict(req, res)) return;
       if (preconditions.emulatesAny && isObjectWrite(req))
         return preconditions.handle(req, res, onAnswer);
+      if (sqsAction === 'ReceiveMessage') {
+        const body = await readBodyBytes(req, MAX_FORM_BODY_BYTES);
+        return forward(req, res, fauxqs, onAnswer, body, (answer) => {
+          releaseOrphaned(fauxqs.url, body, answer).catch((error: Error) =>
+            options.warn?.(`a receive abandoned by its caller kept its messages: ${error.message}`),
+          );
+        });
+      }
       return forward(req, res, fauxqs, onAnswer);
     };
     edge = createServer((req, res) => {

@@ -62,6 +62,13 @@ export const forward = (
   onAnswer?: AnswerHook,
   /** The request body when it was already read (otherwise it is streamed from `req`). */
   body?: Buffer,
+  /**
+   * For a long poll: when its caller leaves, the exchange still runs to its end and the answer
+   * comes here. An emulator that does not cancel a long poll whose connection closed (fauxqs)
+   * would otherwise hand the next message to nobody, and keep it invisible for the whole
+   * visibility timeout.
+   */
+  orphaned?: (answer: Buffer) => void,
 ): Promise<void> =>
   new Promise((resolve) => {
     // The caller left before the exchange began: it waited behind an S3 key's lock or a fault
@@ -88,7 +95,14 @@ export const forward = (
           // to deliver to. Piped to a closed response, the answer would never end, and neither
           // would the exchange, holding what waits for it (an S3 key's lock).
           if (callerLeft) {
-            answer.resume();
+            if (!orphaned) answer.resume();
+            else {
+              const chunks: Buffer[] = [];
+              answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+              answer.once('end', () => orphaned(Buffer.concat(chunks)));
+              // Paused while a hook decided: a listener alone would not start it again.
+              answer.resume();
+            }
             return resolve();
           }
           res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -139,13 +153,13 @@ export const forward = (
       );
       resolve();
     });
-    // A caller that goes away (an aborted long poll) takes its upstream request with it: else
-    // the emulator would hand the next message to a caller no longer listening.
+    // A caller that goes away (an aborted long poll) takes its upstream request with it, unless
+    // its answer is `orphaned`: an emulator may not notice, and hand a message to nobody.
     let callerLeft = false;
     res.once('close', () => {
       if (res.writableFinished) return;
       callerLeft = true;
-      proxied.destroy();
+      if (!orphaned) proxied.destroy();
     });
     if (body) proxied.end(body);
     else req.pipe(proxied);

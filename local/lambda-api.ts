@@ -18,7 +18,7 @@ import type { RulesBackend } from './events-api.ts';
 import { readBody } from './http.ts';
 import { type ConfigurationChange, configurationChange } from './lambda-configuration.ts';
 import { InvocationError, LAMBDA_RUNTIME } from './lambda-environment.ts';
-import { answerMappings, type LocalMapping } from './lambda-mappings-api.ts';
+import { answerMappings, type LocalMapping, type MappingControl } from './lambda-mappings-api.ts';
 import {
   ACCOUNT_CONCURRENCY,
   ASYNC_INVOKE_PAYLOAD_BYTES,
@@ -39,6 +39,8 @@ export interface LambdaBackend {
   readonly region: string;
   readonly functions: readonly LocalFunction[];
   readonly mappings: readonly LocalMapping[];
+  /** Creates and deletes mappings of the stack's functions and queues. */
+  readonly mappingControl?: MappingControl;
   /**
    * Runs the function; with `log`, what it writes meanwhile is appended there; with `requestId`,
    * its context's `awsRequestId` is that one (the id of the log tail's START and REPORT lines).
@@ -185,8 +187,7 @@ export const answerLambda = async (
   const parts = url.pathname.split('/').filter(Boolean); // 2015-03-31, functions, name, …
   const [, collection, id, sub] = parts;
   if (collection === 'event-source-mappings') {
-    const all = backends.flatMap((b) => b.mappings.map((m) => ({ region: b.region, m })));
-    return answerMappings(req, res, url, all, id);
+    return answerMappings(req, res, url, backends, id);
   }
   if (collection === 'account-settings' && req.method === 'GET') {
     await readBody(req);

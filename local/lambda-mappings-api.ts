@@ -1,6 +1,7 @@
 /**
  * Lambda's event source mapping API on the local edge, answered from the runtime's pollers:
- * `ListEventSourceMappings`, `GetEventSourceMapping`, and `UpdateEventSourceMapping` with
+ * `ListEventSourceMappings`, `GetEventSourceMapping`, `Create`/`DeleteEventSourceMapping`, and
+ * `UpdateEventSourceMapping` with
  * `Enabled` (pausing a trigger is how an operator stops the bleeding), `BatchSize`,
  * `MaximumBatchingWindowInSeconds` and `ScalingConfig` (slowing a function down without
  * stopping it), `FunctionResponseTypes` and `FilterCriteria`. As on AWS, a mapping reads `Disabling` until its
@@ -8,7 +9,6 @@
  * settings are checked by Lambda's rules for SQS, and the answer names the transition it
  * started.
  */
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
 import * as v from 'valibot';
@@ -22,11 +22,33 @@ import { type MappingChange, mappingChanges } from './hot-swap.ts';
 import { readBody } from './http.ts';
 import { type MappingCheck, mappingRefusal } from './lambda-quotas.ts';
 import { error, json, notJson, parseJson } from './lambda-rest.ts';
-import type { LocalQueue } from './provision.ts';
+import type { LocalFunction, LocalQueue } from './provision.ts';
 import { LOCAL_ACCOUNT } from './provision-functions.ts';
-import type { MappingSettings, MappingState, SqsPoller } from './sqs-poller.ts';
+import type { MappingSettings, MappingState } from './sqs-poller.ts';
 import type { Template } from './template.ts';
-import type { LocalEventSourceMapping } from './triggers.ts';
+
+/** What a running stack lends the edge to create and delete its functions' mappings. */
+export interface MappingControl {
+  /** The stack's queue with this ARN, the only queues a new mapping may poll. */
+  queue(arn: string): Pick<LocalQueue, 'arn' | 'attributes'> | undefined;
+  /** Starts polling the queue for the function (by name); the edge has checked the settings. */
+  create(
+    functionName: string,
+    queueArn: string,
+    settings: MappingView,
+    enabled: boolean,
+  ): LocalMapping;
+  /** Stops the mapping's poller (the batches it runs finish) and forgets it. */
+  delete(uuid: string): void;
+}
+
+/** A running stack as the mappings API reads it. */
+export interface MappingBackend {
+  readonly region: string;
+  readonly functions: readonly Pick<LocalFunction, 'name' | 'timeoutSeconds'>[];
+  readonly mappings: readonly LocalMapping[];
+  readonly mappingControl?: MappingControl;
+}
 
 /** A mapping's settings as its API shows them: no concurrency unless its ScalingConfig sets one. */
 export type MappingView = Omit<MappingSettings, 'maxConcurrency'> & {
@@ -67,6 +89,13 @@ const UpdateSchema = v.strictObject({
       Filters: v.optional(v.array(v.strictObject({ Pattern: v.optional(v.string()) }))),
     }),
   ),
+});
+
+/** What `CreateEventSourceMapping` takes locally: an SQS mapping's fields. */
+const CreateSchema = v.strictObject({
+  EventSourceArn: v.string(),
+  FunctionName: v.string(),
+  ...UpdateSchema.entries,
 });
 
 const mappingOf = (region: string, m: LocalMapping, state: string = m.state()) => {
@@ -200,15 +229,7 @@ const update = (res: ServerResponse, region: string, m: LocalMapping, body: stri
     reportBatchItemFailures: FunctionResponseTypes?.includes('ReportBatchItemFailures'),
     filterCriteria: FilterCriteria,
   });
-  if ('refusal' in outcome)
-    return error(
-      res,
-      400,
-      outcome.refusal.startsWith('1 validation error')
-        ? 'ValidationException'
-        : 'InvalidParameterValueException',
-      outcome.refusal,
-    );
+  if ('refusal' in outcome) return error(res, 400, refusalType(outcome.refusal), outcome.refusal);
   const transition = outcome.toggled
     ? Enabled
       ? 'Enabling'
@@ -219,20 +240,90 @@ const update = (res: ServerResponse, region: string, m: LocalMapping, body: stri
   return json(res, 202, mappingOf(region, m, transition));
 };
 
-/** ListEventSourceMappings, GetEventSourceMapping and UpdateEventSourceMapping. */
+/** Lambda's error type for a refusal in its own words. */
+const refusalType = (refusal: string) =>
+  refusal.startsWith('1 validation error')
+    ? 'ValidationException'
+    : 'InvalidParameterValueException';
+
+/**
+ * Creates a mapping as Lambda does for SQS: Lambda's defaults (10 messages, no window, enabled),
+ * its rules, and one mapping per function and queue. Only the stack's own queues can be polled.
+ */
+const create = (res: ServerResponse, backends: readonly MappingBackend[], body: string) => {
+  const parsed = parseJson(body, {});
+  if (!parsed) return notJson(res);
+  const input = v.safeParse(CreateSchema, parsed.value);
+  if (!input.success)
+    return error(
+      res,
+      400,
+      'InvalidParameterValueException',
+      `The local runtime creates SQS mappings from EventSourceArn, FunctionName, Enabled, BatchSize, MaximumBatchingWindowInSeconds, ScalingConfig.MaximumConcurrency, FunctionResponseTypes and FilterCriteria: ${v.summarize(input.issues)}`,
+    );
+  const { EventSourceArn: queueArn, FunctionName, ...o } = input.output;
+  const name = FunctionName.split(':').pop() ?? '';
+  const backend = backends.find((b) => b.functions.some((f) => f.name === name));
+  const fn = backend?.functions.find((f) => f.name === name);
+  if (!backend?.mappingControl || !fn)
+    return error(res, 404, 'ResourceNotFoundException', `Function does not exist: ${FunctionName}`);
+  const queue = backend.mappingControl.queue(queueArn);
+  if (!queue)
+    return error(
+      res,
+      400,
+      'InvalidParameterValueException',
+      `The local runtime polls only its stack's queues, not ${queueArn}`,
+    );
+  const existing = backend.mappings.find((m) => m.functionName === name && m.queueArn === queueArn);
+  if (existing)
+    return error(
+      res,
+      409,
+      'ResourceConflictException',
+      `An event source mapping with SQS arn (" ${queueArn} ") and function (" ${name} ") already exists. Please update or delete the existing mapping with UUID ${existing.uuid}`,
+    );
+  const filters = o.FilterCriteria === undefined ? { filters: [] } : filtersOf(o.FilterCriteria);
+  if ('refusal' in filters) return error(res, 400, refusalType(filters.refusal), filters.refusal);
+  const settings: MappingView = {
+    batchSize: o.BatchSize ?? 10,
+    batchingWindowSeconds: o.MaximumBatchingWindowInSeconds ?? 0,
+    maxConcurrency: o.ScalingConfig?.MaximumConcurrency,
+    reportBatchItemFailures: o.FunctionResponseTypes?.includes('ReportBatchItemFailures') === true,
+    filters: filters.filters,
+  };
+  const refusal = mappingRefusal({
+    ...settings,
+    queue: {
+      visibilityTimeoutSeconds: Number(queue.attributes.VisibilityTimeout ?? 30),
+      fifo: queue.attributes.FifoQueue === 'true',
+    },
+    functionTimeoutSeconds: fn.timeoutSeconds,
+  });
+  if (refusal) return error(res, 400, refusalType(refusal), refusal);
+  const m = backend.mappingControl.create(name, queueArn, settings, o.Enabled ?? true);
+  return json(res, 202, mappingOf(backend.region, m, 'Creating'));
+};
+
+/**
+ * ListEventSourceMappings, GetEventSourceMapping, UpdateEventSourceMapping, and Create and
+ * DeleteEventSourceMapping (a trigger deleted and made again by hand, as in an incident).
+ */
 export const answerMappings = async (
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
-  all: readonly { readonly region: string; readonly m: LocalMapping }[],
+  backends: readonly MappingBackend[],
   uuid: string | undefined,
 ) => {
   const body = await readBody(req);
+  if (uuid === undefined && req.method === 'POST') return create(res, backends, body);
+  const all = backends.flatMap((b) => b.mappings.map((m) => ({ backend: b, m })));
   if (uuid === undefined && req.method === 'GET') {
     const fn = url.searchParams.get('FunctionName')?.split(':').pop();
     const EventSourceMappings = all
       .filter(({ m }) => fn === undefined || m.functionName === fn)
-      .map(({ region, m }) => mappingOf(region, m));
+      .map(({ backend, m }) => mappingOf(backend.region, m));
     return json(res, 200, { EventSourceMappings });
   }
   const found = all.find(({ m }) => m.uuid === uuid);
@@ -243,61 +334,14 @@ export const answerMappings = async (
       'ResourceNotFoundException',
       `The resource you requested does not exist. (${uuid})`,
     );
-  if (req.method === 'PUT') return update(res, found.region, found.m, body);
-  return json(res, 200, mappingOf(found.region, found.m));
-};
-
-/** Stable for the stack and mapping, shaped like Lambda's UUIDs. */
-const mappingUuid = (stackName: string, logicalId: string) => {
-  const h = createHash('sha256').update(`${stackName}/${logicalId}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
-};
-
-/**
- * A template's mapping, run by one of the runtime's pollers. Without a ScalingConfig of its own,
- * the poller runs `defaultConcurrency` slots.
- */
-export const pollerMapping = (
-  poller: SqsPoller,
-  o: {
-    readonly stackName: string;
-    readonly mapping: LocalEventSourceMapping;
-    readonly functionName: string;
-    readonly queue: Pick<LocalQueue, 'arn' | 'attributes'>;
-    /** The function's timeout now (a redeploy may change it). */
-    readonly functionTimeoutSeconds: () => number;
-    readonly defaultConcurrency: number;
-  },
-): LocalMapping => {
-  let scaling = o.mapping.maxConcurrency;
-  let modifiedAt = Date.now();
-  const { VisibilityTimeout = 30, FifoQueue } = o.queue.attributes;
-  return {
-    logicalId: o.mapping.logicalId,
-    uuid: mappingUuid(o.stackName, o.mapping.logicalId),
-    functionName: o.functionName,
-    queueArn: o.queue.arn,
-    limits: () => ({
-      queue: { visibilityTimeoutSeconds: Number(VisibilityTimeout), fifo: FifoQueue === 'true' },
-      functionTimeoutSeconds: o.functionTimeoutSeconds(),
-    }),
-    state: () => poller.state,
-    // Lambda's LastModified moves with a change and with a state it settles in: Disabled comes
-    // once the batches running at the pause have finished.
-    lastModified: () =>
-      poller.state === 'Disabled' ? Math.max(modifiedAt, poller.disabledAt ?? 0) : modifiedAt,
-    settings: () => ({ ...poller.settings, maxConcurrency: scaling }),
-    setEnabled: (enabled) => {
-      modifiedAt = Date.now();
-      if (enabled) poller.resume();
-      else poller.pause();
-    },
-    configure: ({ maxConcurrency, ...rest }) => {
-      modifiedAt = Date.now();
-      scaling = maxConcurrency;
-      poller.configure({ ...rest, maxConcurrency: maxConcurrency ?? o.defaultConcurrency });
-    },
-  };
+  const { backend, m } = found;
+  if (req.method === 'PUT') return update(res, backend.region, m, body);
+  if (req.method === 'DELETE') {
+    const answer = mappingOf(backend.region, m, 'Deleting');
+    backend.mappingControl?.delete(m.uuid);
+    return json(res, 202, answer);
+  }
+  return json(res, 200, mappingOf(backend.region, m));
 };
 
 /**

@@ -4,6 +4,7 @@
  * invokes the bundled handler code in Lambda-like environments (each function held to its
  * reserved concurrency), and its EventBridge rules and Scheduler schedules run on their times.
  */
+import { randomUUID } from 'node:crypto';
 import { queueDepth } from '../adapters/sqs.ts';
 import { type AsyncInvocations, type AsyncOutcome, asyncInvocations } from './async-invocations.ts';
 import { adminClients } from './clients.ts';
@@ -15,8 +16,9 @@ import { changedFunctions, changesNeedingRestart } from './hot-swap.ts';
 import { reconfigured } from './lambda-configuration.ts';
 import { stackAsyncFunctions } from './lambda-destinations.ts';
 import { LambdaEnvironment } from './lambda-environment.ts';
-import { applyMappingChanges, pollerMapping } from './lambda-mappings-api.ts';
+import { applyMappingChanges, type LocalMapping } from './lambda-mappings-api.ts';
 import { waitFor } from './net.ts';
+import { pollerMapping } from './poller-mapping.ts';
 import { functionsOnRunningStack, LOCAL_ACCOUNT, provisionStack } from './provision.ts';
 import { startRuleRunner } from './rule-runner.ts';
 import type { LocalRuntime, LocalRuntimeOptions, StackUpdate } from './runtime-types.ts';
@@ -24,6 +26,7 @@ import { startSchedulerRunner } from './scheduler.ts';
 import { type BatchReport, SqsPoller } from './sqs-poller.ts';
 import { loadStack } from './template.ts';
 import { mappingRetryDeadline, retryWhileThrottled } from './throttling.ts';
+import type { LocalEventSourceMapping } from './triggers.ts';
 
 export type { CrashRule } from './crash-hooks.ts';
 export type { LocalRuntime, LocalRuntimeOptions, StackUpdate } from './runtime-types.ts';
@@ -46,6 +49,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   const runtimeId = Math.random().toString(36).slice(2, 8).toUpperCase();
 
   const pollers = new Map<string, SqsPoller>();
+  // Pollers of mappings deleted through Lambda's API, finishing their batches.
+  const retired: Promise<void>[] = [];
   let asyncRuns: AsyncInvocations | undefined;
   const logs = functionLogs(options.logDir);
   let pool: EnvironmentPool | undefined;
@@ -55,6 +60,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     asyncRuns?.stop();
     unregisterFunctions();
     await Promise.all([...pollers.values()].map((p) => p.stop()));
+    await Promise.all(retired);
     await pool?.dispose();
     logs.close();
     if (ownsEmulators) await emulators.stop();
@@ -108,10 +114,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     });
     pool = environments;
 
-    for (const mapping of stack.mappings) {
+    /** A poller for the mapping, started: one per mapping of the template, or created since. */
+    const startMapping = (mapping: LocalEventSourceMapping): LocalMapping | undefined => {
       const fn = stack.functions.find((f) => f.logicalId === mapping.functionLogicalId);
       const queue = stack.queues.find((q) => q.logicalId === mapping.queueLogicalId);
-      if (!fn || !queue) continue;
+      if (!fn || !queue) return undefined;
       const concurrency =
         mapping.maxConcurrency ?? options.defaultMaxConcurrency ?? DEFAULT_CONCURRENCY;
       const poller = new SqsPoller({
@@ -144,14 +151,20 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       // Created disabled (`Enabled: false`): it waits for UpdateEventSourceMapping, as on AWS.
       if (!mapping.enabled) poller.pause();
       poller.start();
-    }
-
-    const polledQueues = stack.mappings
-      .map((m) => stack.queues.find((q) => q.logicalId === m.queueLogicalId))
-      .filter((q) => q !== undefined);
+      return pollerMapping(poller, {
+        stackName: stack.stackName,
+        mapping,
+        functionName: fn.name,
+        queue,
+        functionTimeoutSeconds: () =>
+          environments.functions.find((f) => f.logicalId === fn.logicalId)?.timeoutSeconds ?? 3,
+        defaultConcurrency: options.defaultMaxConcurrency ?? DEFAULT_CONCURRENCY,
+      });
+    };
+    const localMappings = stack.mappings.flatMap((m) => startMapping(m) ?? []);
     const idle = async () => {
       if ([...pollers.values()].some((p) => p.inFlight > 0)) return false;
-      for (const q of polledQueues) {
+      for (const q of stack.queues.filter((x) => localMappings.some((m) => m.queueArn === x.arn))) {
         const depth = await queueDepth(clients.sqs, q.url);
         if (depth.visible + depth.inFlight + depth.delayed > 0) return false;
       }
@@ -196,21 +209,6 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
     });
 
     // The edge answers Lambda's API for this stack's functions until the runtime stops.
-    const localMappings = stack.mappings.flatMap((m) => {
-      const poller = pollers.get(m.logicalId);
-      const fn = stack.functions.find((f) => f.logicalId === m.functionLogicalId);
-      const queue = stack.queues.find((q) => q.logicalId === m.queueLogicalId);
-      if (!poller || !fn || !queue) return [];
-      return pollerMapping(poller, {
-        stackName: stack.stackName,
-        mapping: m,
-        functionName: fn.name,
-        queue,
-        functionTimeoutSeconds: () =>
-          environments.functions.find((f) => f.logicalId === fn.logicalId)?.timeoutSeconds ?? 3,
-        defaultConcurrency: options.defaultMaxConcurrency ?? DEFAULT_CONCURRENCY,
-      });
-    });
     unregisterFunctions = emulators.registerFunctions({
       region: emulators.region,
       // Read at each request: `update` replaces them.
@@ -218,6 +216,36 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         return stack.functions;
       },
       mappings: localMappings,
+      mappingControl: {
+        queue: (arn) => stack.queues.find((q) => q.arn === arn),
+        create: (functionName, queueArn, settings, enabled) => {
+          const fn = stack.functions.find((f) => f.name === functionName);
+          const queue = stack.queues.find((q) => q.arn === queueArn);
+          const m =
+            fn &&
+            queue &&
+            startMapping({
+              ...settings,
+              logicalId: `Created${randomUUID()}`,
+              functionLogicalId: fn.logicalId,
+              queueLogicalId: queue.logicalId,
+              enabled,
+              filters: settings.filters ?? [],
+            });
+          if (!m) throw new Error(`no function ${functionName} or queue ${queueArn} to map`);
+          localMappings.push(m);
+          return m;
+        },
+        delete: (uuid) => {
+          const [m] = localMappings.splice(
+            localMappings.findIndex((x) => x.uuid === uuid),
+            1,
+          );
+          const poller = m && pollers.get(m.logicalId);
+          if (m) pollers.delete(m.logicalId);
+          if (poller) retired.push(poller.stop());
+        },
+      },
       rules: {
         region: emulators.region,
         account: LOCAL_ACCOUNT,

@@ -12,45 +12,18 @@
 import * as v from 'valibot';
 import { CliError } from '../target.ts';
 import {
-  type Finding,
-  type FunctionFacts,
-  QUEUE_OUTPUTS,
-  type QueueFacts,
-  RedriveSchema,
-} from './check-rules.ts';
-import { FUNCTIONS, type FunctionKey, type QueueFunction } from './logs.ts';
+  type Drift,
+  functionDrifts,
+  type LiveStack,
+  queueDrifts,
+  type Repair,
+  resolver,
+  TemplateSchema,
+} from './check-drifts.ts';
+import type { Finding } from './check-rules.ts';
+import type { FunctionKey } from './logs.ts';
 
-/** One call that puts a setting back. */
-export type RepairRequest =
-  | {
-      readonly kind: 'queue-attributes';
-      readonly queueUrl: string;
-      readonly attributes: Readonly<Record<string, string>>;
-    }
-  | {
-      readonly kind: 'response-types';
-      readonly uuid: string;
-      readonly functionResponseTypes: readonly string[];
-    }
-  | {
-      readonly kind: 'reserved-concurrency';
-      readonly functionName: string;
-      readonly value?: number;
-    }
-  | { readonly kind: 'timeout'; readonly functionName: string; readonly seconds: number }
-  | {
-      readonly kind: 'environment';
-      readonly functionName: string;
-      readonly variables: Readonly<Record<string, string>>;
-    };
-
-export interface Repair {
-  readonly subject: string;
-  readonly name: string;
-  /** What changes, as an operator reads it: `VisibilityTimeout 20 → 180`. */
-  readonly change: string;
-  readonly request: RepairRequest;
-}
+export type { LiveStack, Repair, RepairRequest } from './check-drifts.ts';
 
 /** A flagged setting `--fix` does not change, and why. */
 export interface Left {
@@ -59,287 +32,7 @@ export interface Left {
   readonly reason: string;
 }
 
-/** What `check` read of the running stack, which the template is compared with. */
-export interface LiveStack {
-  readonly outputs: Readonly<Record<string, string>>;
-  readonly queues: Readonly<Record<QueueFunction, QueueFacts>>;
-  readonly functions: Readonly<Record<FunctionKey, FunctionFacts>>;
-}
-
-const TemplateSchema = v.object({
-  Resources: v.record(
-    v.string(),
-    v.object({
-      Type: v.string(),
-      Properties: v.optional(v.record(v.string(), v.unknown()), {}),
-    }),
-  ),
-  Outputs: v.optional(v.record(v.string(), v.object({ Value: v.unknown() })), {}),
-});
-type Template = v.InferOutput<typeof TemplateSchema>;
-
 const FUNCTION_KEYS: readonly FunctionKey[] = ['ingest', 'aggregate', 'finalize'];
-
-/** What no output resolves. */
-const UNRESOLVED = Symbol('unresolved');
-
-const isExpression = (value: object) => {
-  const keys = Object.keys(value);
-  return keys.length === 1 && (keys[0] === 'Ref' || keys[0]?.startsWith('Fn::') === true);
-};
-
-const resolver = (template: Template, outputs: LiveStack['outputs']) => {
-  const byExpression = new Map<string, string>();
-  for (const [name, o] of Object.entries(template.Outputs)) {
-    const value = outputs[name];
-    if (typeof o.Value === 'object' && o.Value !== null && value !== undefined)
-      byExpression.set(JSON.stringify(o.Value), value);
-  }
-  const resolve = (value: unknown): unknown => {
-    if (Array.isArray(value)) {
-      const items = value.map(resolve);
-      return items.includes(UNRESOLVED) ? UNRESOLVED : items;
-    }
-    if (typeof value !== 'object' || value === null) return value;
-    if (isExpression(value)) return byExpression.get(JSON.stringify(value)) ?? UNRESOLVED;
-    const entries = Object.entries(value).map(([k, x]) => [k, resolve(x)] as const);
-    return entries.some(([, x]) => x === UNRESOLVED) ? UNRESOLVED : Object.fromEntries(entries);
-  };
-  return resolve;
-};
-
-/** A setting where the template and the running stack may differ, and what it answers. */
-interface Drift {
-  /** The findings it answers: putting it back is the fix for any of them. */
-  readonly answers: readonly { readonly subject: string; readonly name: string }[];
-  readonly repair?: Repair;
-  /** Why it cannot be put back, when it differs. */
-  readonly unresolvable?: string;
-}
-
-const answers = (subject: string, ...names: string[]) => names.map((name) => ({ subject, name }));
-const numberOr = (value: unknown, fallback: number) =>
-  value === undefined ? fallback : Number(value);
-
-/** The logical id an output names by `Ref` (`{ "Ref": "OrdersQueue929135A0" }`). */
-const referenced = (template: Template, output: string) => {
-  const value = template.Outputs[output]?.Value;
-  const id = v.safeParse(v.object({ Ref: v.string() }), value);
-  return id.success ? id.output.Ref : undefined;
-};
-const propertiesOf = (template: Template, output: string) => {
-  const id = referenced(template, output);
-  return id === undefined ? undefined : template.Resources[id]?.Properties;
-};
-
-/** SQS's value of each attribute the checks judge, when the template sets none. */
-const SQS_DEFAULTS = { VisibilityTimeout: 30, MessageRetentionPeriod: 345_600, DelaySeconds: 0 };
-
-/** An SQS attribute of a queue against the template. */
-const attributeDrift =
-  (subject: string) =>
-  (
-    name: string,
-    queueUrl: string,
-    properties: Readonly<Record<string, unknown>>,
-    attribute: keyof typeof SQS_DEFAULTS,
-    live: number,
-  ): Drift => {
-    const deployed = numberOr(properties[attribute], SQS_DEFAULTS[attribute]);
-    return {
-      answers: answers(subject, name),
-      ...(live === deployed
-        ? {}
-        : {
-            repair: {
-              subject,
-              name,
-              change: `${attribute} ${live} → ${deployed}`,
-              request: {
-                kind: 'queue-attributes',
-                queueUrl,
-                attributes: { [attribute]: String(deployed) },
-              },
-            },
-          }),
-    };
-  };
-
-const queueDrifts = (
-  template: Template,
-  live: LiveStack,
-  resolve: (value: unknown) => unknown,
-  fn: QueueFunction,
-): Drift[] => {
-  const o = QUEUE_OUTPUTS[fn];
-  const queue = propertiesOf(template, o.queue);
-  const dlq = propertiesOf(template, o.dlq);
-  const url = live.outputs[o.queue];
-  const dlqUrl = live.outputs[o.dlq];
-  if (!queue || !dlq || url === undefined || dlqUrl === undefined) return [];
-  const facts = live.queues[fn];
-  const subject = o.name;
-  const at = attributeDrift(subject);
-  const drifts = [
-    at('visibility timeout', url, queue, 'VisibilityTimeout', facts.visibilityTimeoutS),
-    at('DLQ retention', url, queue, 'MessageRetentionPeriod', facts.retentionS),
-    at('DLQ retention', dlqUrl, dlq, 'MessageRetentionPeriod', facts.dlqRetentionS),
-    at('coalescing', url, queue, 'DelaySeconds', facts.delaySeconds),
-  ];
-  const names = ['dead-letter queue', 'maxReceiveCount'];
-  const resolved = queue.RedrivePolicy === undefined ? undefined : resolve(queue.RedrivePolicy);
-  const redrive = v.safeParse(v.optional(RedriveSchema), resolved);
-  if (!redrive.success)
-    return [
-      ...drifts,
-      { answers: answers(subject, ...names), unresolvable: 'its template value names no output' },
-    ];
-  const deployed = redrive.output;
-  const same =
-    facts.redrive?.deadLetterTargetArn === deployed?.deadLetterTargetArn &&
-    facts.redrive?.maxReceiveCount === deployed?.maxReceiveCount;
-  const show = (r: typeof deployed) =>
-    r ? `${r.deadLetterTargetArn} after ${r.maxReceiveCount} receives` : 'none';
-  return [
-    ...drifts,
-    {
-      answers: answers(subject, ...names),
-      ...(same
-        ? {}
-        : {
-            repair: {
-              subject,
-              name:
-                facts.redrive?.deadLetterTargetArn === deployed?.deadLetterTargetArn
-                  ? 'maxReceiveCount'
-                  : 'dead-letter queue',
-              change: `RedrivePolicy ${show(facts.redrive)} → ${show(deployed)}`,
-              request: {
-                kind: 'queue-attributes',
-                queueUrl: url,
-                attributes: { RedrivePolicy: deployed ? JSON.stringify(deployed) : '' },
-              },
-            },
-          }),
-    },
-  ];
-};
-
-const functionDrifts = (
-  template: Template,
-  live: LiveStack,
-  resolve: (value: unknown) => unknown,
-  fn: FunctionKey,
-): Drift[] => {
-  const output = FUNCTIONS[fn];
-  const properties = propertiesOf(template, output);
-  const functionName = live.outputs[output];
-  if (!properties || functionName === undefined) return [];
-  const facts = live.functions[fn];
-  const drifts: Drift[] = [];
-
-  const reserved = properties.ReservedConcurrentExecutions;
-  const deployedReserved = reserved === undefined ? undefined : Number(reserved);
-  const show = (n: number | undefined) => (n === undefined ? 'none' : String(n));
-  drifts.push({
-    answers: answers(fn, 'reserved concurrency'),
-    ...(deployedReserved === facts.reservedConcurrency
-      ? {}
-      : {
-          repair: {
-            subject: fn,
-            name: 'reserved concurrency',
-            change: `reserved concurrency ${show(facts.reservedConcurrency)} → ${show(deployedReserved)}`,
-            request: {
-              kind: 'reserved-concurrency',
-              functionName,
-              ...(deployedReserved === undefined ? {} : { value: deployedReserved }),
-            },
-          },
-        }),
-  });
-
-  // The function's timeout is half of its queue's visibility timeout judgement.
-  const timeoutS = numberOr(properties.Timeout, 3);
-  if (fn !== 'finalize')
-    drifts.push({
-      answers: answers(QUEUE_OUTPUTS[fn].name, 'visibility timeout'),
-      ...(timeoutS === facts.timeoutS
-        ? {}
-        : {
-            repair: {
-              subject: fn,
-              name: 'timeout',
-              change: `Timeout ${facts.timeoutS} → ${timeoutS}`,
-              request: { kind: 'timeout', functionName, seconds: timeoutS },
-            },
-          }),
-    });
-
-  // Ingest's coalescing window is half of the `coalescing` judgement.
-  const envAnswers = [
-    ...answers(fn, 'wiring'),
-    ...(fn === 'ingest' ? answers('aggregate queue', 'coalescing') : []),
-  ];
-  const variables = v.safeParse(
-    v.object({ Variables: v.optional(v.record(v.string(), v.unknown()), {}) }),
-    properties.Environment ?? {},
-  );
-  const deployedEnv = variables.success ? resolve(variables.output.Variables) : UNRESOLVED;
-  const env = v.safeParse(v.record(v.string(), v.string()), deployedEnv);
-  if (!env.success)
-    drifts.push({ answers: envAnswers, unresolvable: 'a variable names no output' });
-  else {
-    const off = Object.entries(env.output).filter(([k, x]) => facts.environment[k] !== x);
-    drifts.push({
-      answers: envAnswers,
-      ...(off.length === 0
-        ? {}
-        : {
-            repair: {
-              subject: fn,
-              name: 'wiring',
-              change: off
-                .map(([k, x]) => `${k} ${facts.environment[k] ?? 'unset'} → ${x}`)
-                .join('; '),
-              // Variables the template does not set (a log level raised by hand) stay.
-              request: {
-                kind: 'environment',
-                functionName,
-                variables: { ...facts.environment, ...env.output },
-              },
-            },
-          }),
-    });
-  }
-
-  for (const [, mapping] of Object.entries(template.Resources)) {
-    if (mapping.Type !== 'AWS::Lambda::EventSourceMapping') continue;
-    const p = mapping.Properties;
-    if (resolve(p.FunctionName) !== functionName) continue;
-    const source = resolve(p.EventSourceArn);
-    const deployed = v.parse(v.optional(v.array(v.string()), []), p.FunctionResponseTypes);
-    for (const m of facts.mappings) {
-      const types = m.FunctionResponseTypes ?? [];
-      if (m.EventSourceArn !== source || m.UUID === undefined) continue;
-      const same = types.length === deployed.length && types.every((t) => deployed.includes(t));
-      drifts.push({
-        answers: answers(fn, 'partial batch responses'),
-        ...(same
-          ? {}
-          : {
-              repair: {
-                subject: fn,
-                name: 'partial batch responses',
-                change: `${m.UUID}: FunctionResponseTypes [${types.join(', ')}] → [${deployed.join(', ')}]`,
-                request: { kind: 'response-types', uuid: m.UUID, functionResponseTypes: deployed },
-              },
-            }),
-      });
-    }
-  }
-  return drifts;
-};
 
 /** Why a flagged setting with nothing to put back stays as it is. */
 const leftBecause = (f: Finding, drifts: readonly Drift[]): string => {
@@ -347,8 +40,8 @@ const leftBecause = (f: Finding, drifts: readonly Drift[]): string => {
     d.answers.some((a) => a.subject === f.subject && a.name === f.name),
   );
   if (drift?.unresolvable) return `not put back: ${drift.unresolvable}`;
-  if (f.name === 'trigger' && f.detail.startsWith('no event source mapping'))
-    return 'a trigger deleted by hand: `cdk deploy` does not create it again, since CloudFormation still lists it; create it as the template sets it, with ReportBatchItemFailures';
+  if (f.name === 'schedule' && f.detail.startsWith('no rule'))
+    return 'a schedule is not created here: create the rule as the template sets it';
   if (f.name === 'trigger' || f.name === 'schedule')
     return `paused, perhaps on purpose: \`onceflow resume ${f.subject}\` when it should run`;
   if (f.subject === 'table')

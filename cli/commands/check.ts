@@ -9,6 +9,7 @@
 
 import { CloudFormationClient, GetTemplateCommand } from '@aws-sdk/client-cloudformation';
 import {
+  CreateEventSourceMappingCommand,
   DeleteFunctionConcurrencyCommand,
   type EventSourceMappingConfiguration,
   GetEventSourceMappingCommand,
@@ -156,7 +157,10 @@ export const checkPipeline = async (
           subject: 'finalize',
           name: 'schedule',
           verdict: 'warn',
-          detail: `${schedule}: no hour becomes final until \`onceflow resume finalize\``,
+          detail:
+            schedule === 'none'
+              ? 'no rule invokes it: no hour becomes final (a rule deleted by hand; `cdk deploy` does not create it again)'
+              : `${schedule}: no hour becomes final until \`onceflow resume finalize\``,
         },
     finalize.reservedConcurrency === 0
       ? {
@@ -200,6 +204,16 @@ const deployedTemplate = async (t: Target): Promise<unknown> => {
   }
 };
 
+/** Lambda applies a trigger's change in the background (`Creating`, `Updating`): waits for it. */
+const settled = (lambda: LambdaClient, UUID: string | undefined) =>
+  waitFor(
+    async () =>
+      !['Creating', 'Updating'].includes(
+        (await lambda.send(new GetEventSourceMappingCommand({ UUID }))).State ?? '',
+      ),
+    { timeoutMs: 120_000, what: `trigger ${UUID} to settle` },
+  );
+
 /** Makes one change; a function's update is waited for, since Lambda refuses the next meanwhile. */
 const apply = async (t: Target, lambda: LambdaClient, { request: r }: Repair): Promise<void> => {
   switch (r.kind) {
@@ -217,14 +231,17 @@ const apply = async (t: Target, lambda: LambdaClient, { request: r }: Repair): P
           ),
         }),
       );
-      // Lambda applies it in the background: `Updating` until then, which the next check reads.
-      await waitFor(
-        async () =>
-          (await lambda.send(new GetEventSourceMappingCommand({ UUID: r.uuid }))).State !==
-          'Updating',
-        { timeoutMs: 120_000, what: `trigger ${r.uuid} to finish updating` },
+      return settled(lambda, r.uuid);
+    case 'create-mapping': {
+      const { UUID } = await lambda.send(
+        new CreateEventSourceMappingCommand({
+          FunctionName: r.functionName,
+          EventSourceArn: r.eventSourceArn,
+          ...r.properties,
+        }),
       );
-      return;
+      return settled(lambda, UUID);
+    }
     case 'reserved-concurrency':
       if (r.value === undefined)
         await lambda.send(new DeleteFunctionConcurrencyCommand({ FunctionName: r.functionName }));

@@ -107,7 +107,9 @@ export const mappingUuids = async (
 ): Promise<string[]> => {
   const uuids = (await queueMappings(t, lambda, fn)).flatMap((m) => (m.UUID ? [m.UUID] : []));
   if (uuids.length === 0)
-    throw new CliError(`${fn} has no trigger from its queue in ${t.stackName}`);
+    throw new CliError(
+      `${fn} has no trigger from its queue in ${t.stackName} (\`onceflow check --fix\` creates it as deployed)`,
+    );
   return uuids;
 };
 
@@ -144,7 +146,8 @@ const mappingTrigger = async (
   { lambda }: Clients,
   fn: QueueFunction,
 ): Promise<Trigger> => {
-  const uuids = await mappingUuids(t, lambda, fn);
+  // None (deleted by hand) is a state to report; `pause` and `resume` refuse it.
+  const uuids = (await queueMappings(t, lambda, fn)).flatMap((m) => (m.UUID ? [m.UUID] : []));
   return {
     what: 'trigger',
     ids: uuids,
@@ -173,7 +176,6 @@ const ruleTrigger = async (
   const { RuleNames = [] } = await events.send(
     new ListRuleNamesByTargetCommand({ TargetArn: FunctionArn }),
   );
-  if (RuleNames.length === 0) throw new CliError(`${fn} has no schedule in ${t.stackName}`);
   // EventBridge's ENABLED and DISABLED, in Lambda's words, so that every trigger reads alike.
   const words: Record<string, string> = { ENABLED: 'Enabled', DISABLED: 'Disabled' };
   return {
@@ -216,7 +218,8 @@ export const triggerReport = async (t: Target): Promise<TriggerReport> => {
       const times = readings.flatMap((r) => (r.lastModified ? [r.lastModified.getTime()] : []));
       return {
         fn,
-        state: [...new Set(readings.map((r) => r.state))].join('/') || 'unknown',
+        // No mapping or rule at all: deleted by hand.
+        state: [...new Set(readings.map((r) => r.state))].join('/') || 'none',
         changedAt: times.length > 0 ? new Date(Math.max(...times)).toISOString() : undefined,
       };
     }),
@@ -238,6 +241,10 @@ const setTrigger = async (t: Target, fn: FunctionKey, enabled: boolean, timeoutS
   const untilMs = Date.now() + timeoutS * 1000;
   const wanted = enabled ? 'Enabled' : 'Disabled';
   const trigger = await triggerOf(t, clientsOf(t), fn);
+  if (trigger.ids.length === 0)
+    throw new CliError(
+      `${fn} has no ${trigger.what} in ${t.stackName}${trigger.what === 'trigger' ? ' from its queue (`onceflow check --fix` creates it as deployed)' : ''}`,
+    );
   const told = new Set<string>();
   const tell = (line: string) => {
     if (!told.has(line)) console.error(line);

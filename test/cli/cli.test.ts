@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import {
+  DeleteEventSourceMappingCommand,
   GetFunctionConfigurationCommand,
   LambdaClient,
   ListEventSourceMappingsCommand,
@@ -302,7 +303,7 @@ describe('onceflow against the local stack', () => {
       [...common, ...stackName, '--profile', 'no-such-profile', 'status'],
       { ...files, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' },
     );
-    expect(missing.code).toBe(1);
+    expect(missing.code, missing.stderr).toBe(1);
     expect(missing.stderr).toContain('no-such-profile');
   });
 
@@ -336,7 +337,7 @@ describe('onceflow against the local stack', () => {
     expect(fixed.code).toBe(0);
     expect(fixed.stdout).toContain(`${restored} can serve the stack`);
     const missing = await s.cli('table', 'check', '--table', uniqueName('none'));
-    expect(missing.code).toBe(1);
+    expect(missing.code, missing.stderr).toBe(1);
     expect(missing.stderr).toContain('does not exist');
   });
 
@@ -872,6 +873,57 @@ describe('onceflow against the local stack', () => {
     expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
     expect(JSON.parse((await s.cli('orders', '--json')).stdout)).toEqual(expectedOrders());
     expect((await s.cli('check', '--dry-run')).stderr).toContain('--dry-run goes with --fix');
+  });
+  it('creates a trigger deleted by hand again with check --fix, as the deployed template sets it', async () => {
+    await using s = await stack();
+    const lambda = new LambdaClient({
+      endpoint: s.runtime.endpoint,
+      region: s.runtime.region,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    const listed = async () =>
+      (
+        await lambda.send(
+          new ListEventSourceMappingsCommand({ FunctionName: s.outputs.AggregateFunctionName }),
+        )
+      ).EventSourceMappings ?? [];
+    const [deployed] = await listed();
+    await lambda.send(new DeleteEventSourceMappingCommand({ UUID: deployed?.UUID }));
+
+    // Reported, not fatal: `status` reads the others, and `pause` names the way back.
+    const status = parseJson(
+      v.object({ triggers: v.record(v.string(), v.string()) }),
+      (await s.cli('status', '--json')).stdout,
+    );
+    expect(status.triggers).toEqual({ ingest: 'Enabled', aggregate: 'none', finalize: 'Enabled' });
+    expect((await s.cli('pause', 'aggregate')).stderr).toContain('aggregate has no trigger in');
+    const missing = await s.cli('check');
+    expect(missing.code, missing.stderr).toBe(1);
+    expect(missing.stdout).toContain(
+      '✗ aggregate, trigger: no event source mapping from its queue',
+    );
+    const fixed = await s.cli('check', '--fix');
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(fixed.stderr).toContain(
+      `↺ put back aggregate, trigger: create it from ${s.outputs.AggregateQueueArn}: batch size 10, maximum concurrency 10, ReportBatchItemFailures`,
+    );
+    expect(fixed.stderr).toMatch(/: \d+ checks, 0 failed, 0 warnings$/m);
+    const [created] = await listed();
+    expect(created?.UUID).not.toBe(deployed?.UUID);
+    expect(created).toMatchObject({
+      State: 'Enabled',
+      BatchSize: deployed?.BatchSize,
+      MaximumBatchingWindowInSeconds: deployed?.MaximumBatchingWindowInSeconds,
+      ScalingConfig: deployed?.ScalingConfig,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+
+    // Hours are published through the new trigger.
+    expect((await s.cli('send', SEED)).code).toBe(0);
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+    expect(essence(JSON.parse((await s.cli('aggregates', '--json')).stdout))).toEqual(
+      expectedHourly(),
+    );
   });
 });
 

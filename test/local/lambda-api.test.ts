@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { CloudFormationClient, GetTemplateCommand } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
 import {
+  CreateEventSourceMappingCommand,
+  DeleteEventSourceMappingCommand,
   GetEventSourceMappingCommand,
   GetFunctionConfigurationCommand,
   GetFunctionEventInvokeConfigCommand,
@@ -25,7 +27,7 @@ import {
   type UpdateEventSourceMappingCommandInput,
   UpdateFunctionConfigurationCommand,
 } from '@aws-sdk/client-lambda';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
@@ -506,6 +508,83 @@ describe('Lambda’s API on the local edge', () => {
     const ok = await invoke();
     expect(ok.FunctionError).toBeUndefined();
     expect(decode(ok.Payload)).toEqual({ batchItemFailures: [] });
+  });
+
+  it('deletes a trigger and creates it again with Delete and CreateEventSourceMapping, its messages waiting meanwhile, and refuses what Lambda refuses', async () => {
+    const FunctionName = ingestName();
+    const EventSourceArn = runtime.stack.outputs.OrdersQueueArn ?? '';
+    const mappings = async () =>
+      (await lambda.send(new ListEventSourceMappingsCommand({ FunctionName })))
+        .EventSourceMappings ?? [];
+    const [mapping] = await mappings();
+    await expect(
+      lambda.send(new CreateEventSourceMappingCommand({ FunctionName, EventSourceArn })),
+    ).rejects.toThrow(new RegExp(`already exists.*UUID ${mapping?.UUID}`));
+
+    const deleted = await lambda.send(new DeleteEventSourceMappingCommand({ UUID: mapping?.UUID }));
+    expect(deleted.State).toBe('Deleting');
+    expect(await mappings()).toEqual([]);
+    await expect(
+      lambda.send(new GetEventSourceMappingCommand({ UUID: mapping?.UUID })),
+    ).rejects.toBeInstanceOf(ResourceNotFoundException);
+    const batchId = uniqueName('recreated');
+    const [first = ''] = seedBatches();
+    await runtime.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: runtime.stack.outputs.OrdersQueueUrl,
+        MessageBody: JSON.stringify({ ...JSON.parse(first), batchId }),
+      }),
+    );
+    // Nothing polls the queue now: the batch waits there, visible. (The deleted trigger's last
+    // long poll, abandoned, takes it and the edge gives it back: well within the 3 minutes of
+    // the queue's visibility timeout that it would otherwise stay hidden.)
+    await waitFor(
+      async () =>
+        (await queueDepth(runtime.clients.sqs, runtime.stack.outputs.OrdersQueueUrl ?? ''))
+          .visible === 1,
+      { timeoutMs: 60_000, what: 'the batch to wait visible in the queue' },
+    );
+
+    const refusals: [Record<string, unknown>, RegExp][] = [
+      [
+        { EventSourceArn: 'arn:aws:sqs:us-east-1:000000000000:elsewhere' },
+        /only its stack's queues/,
+      ],
+      [{ FunctionName: 'no-such-function' }, /Function does not exist/],
+      [{ BatchSize: 20_000 }, /BatchSize|batch size/i],
+      [{ StartingPosition: 'LATEST' }, /creates SQS mappings from EventSourceArn/],
+    ];
+    for (const [change, message] of refusals)
+      await expect(
+        lambda.send(
+          new CreateEventSourceMappingCommand({ FunctionName, EventSourceArn, ...change }),
+        ),
+      ).rejects.toThrow(message);
+    expect(await mappings()).toEqual([]);
+
+    const created = await lambda.send(
+      new CreateEventSourceMappingCommand({
+        FunctionName,
+        EventSourceArn,
+        BatchSize: 10,
+        ScalingConfig: { MaximumConcurrency: 10 },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      }),
+    );
+    expect(created).toMatchObject({ State: 'Creating', BatchSize: 10, EventSourceArn });
+    expect(created.UUID).not.toBe(mapping?.UUID);
+    expect(await mappingState(created.UUID)).toBe('Enabled');
+    expect((await mappings()).map((m) => [m.UUID, m.FunctionResponseTypes])).toEqual([
+      [created.UUID, ['ReportBatchItemFailures']],
+    ]);
+    await runtime.drain({ timeoutMs: DEADLINE_MS });
+    const ledger = await runtime.clients.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: runtime.stack.outputs.OrdersQueueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages'],
+      }),
+    );
+    expect(ledger.Attributes?.ApproximateNumberOfMessages).toBe('0');
   });
 
   it('answers an unknown function with ResourceNotFoundException', async () => {
