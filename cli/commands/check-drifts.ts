@@ -22,7 +22,7 @@ export type RepairRequest =
   | {
       readonly kind: 'response-types';
       readonly uuid: string;
-      readonly functionResponseTypes: readonly string[];
+      readonly functionResponseTypes: readonly 'ReportBatchItemFailures'[];
     }
   | {
       readonly kind: 'reserved-concurrency';
@@ -69,16 +69,25 @@ export const TemplateSchema = v.object({
 });
 export type Template = v.InferOutput<typeof TemplateSchema>;
 
+// CloudFormation takes a number or a boolean as a string too.
+const templateNumber = v.pipe(v.union([v.number(), v.string()]), v.transform(Number));
+const templateBoolean = v.pipe(
+  v.union([v.boolean(), v.picklist(['true', 'false'])]),
+  v.transform((x) => x === true || x === 'true'),
+);
+/** A mapping's response types: the one type Lambda has for SQS. */
+const ResponseTypesSchema = v.optional(v.array(v.picklist(['ReportBatchItemFailures'])), []);
+
 /** What a trigger is created with: its template's SQS mapping properties, resolved. */
 const MappingPropertiesSchema = v.object({
-  BatchSize: v.optional(v.number()),
-  MaximumBatchingWindowInSeconds: v.optional(v.number()),
-  ScalingConfig: v.optional(v.object({ MaximumConcurrency: v.optional(v.number()) })),
-  FunctionResponseTypes: v.optional(v.array(v.picklist(['ReportBatchItemFailures']))),
+  BatchSize: v.optional(templateNumber),
+  MaximumBatchingWindowInSeconds: v.optional(templateNumber),
+  ScalingConfig: v.optional(v.object({ MaximumConcurrency: v.optional(templateNumber) })),
+  FunctionResponseTypes: ResponseTypesSchema,
   FilterCriteria: v.optional(
     v.object({ Filters: v.optional(v.array(v.object({ Pattern: v.optional(v.string()) }))) }),
   ),
-  Enabled: v.optional(v.boolean()),
+  Enabled: v.optional(templateBoolean),
 });
 export type MappingProperties = v.InferOutput<typeof MappingPropertiesSchema>;
 
@@ -237,7 +246,10 @@ const createDrift = (
 ): Drift => {
   const properties = v.safeParse(MappingPropertiesSchema, resolve(template));
   if (typeof source !== 'string' || !properties.success)
-    return { answers: answers(fn, 'trigger'), unresolvable: 'its template names no output' };
+    return {
+      answers: answers(fn, 'trigger'),
+      unresolvable: 'its template properties do not resolve through the stack outputs',
+    };
   const p = properties.output;
   const settings = [
     `batch size ${p.BatchSize ?? 10}`,
@@ -353,7 +365,9 @@ export const functionDrifts = (
     const p = mapping.Properties;
     if (resolve(p.FunctionName) !== functionName) continue;
     const source = resolve(p.EventSourceArn);
-    const deployed = v.parse(v.optional(v.array(v.string()), []), p.FunctionResponseTypes);
+    const responseTypes = v.safeParse(ResponseTypesSchema, p.FunctionResponseTypes);
+    if (!responseTypes.success) continue;
+    const deployed = responseTypes.output;
     // Deleted by hand: CloudFormation still lists it, so no deploy creates it again.
     if (facts.mappings.length === 0) drifts.push(createDrift(fn, functionName, source, p, resolve));
     for (const m of facts.mappings) {

@@ -226,9 +226,7 @@ const apply = async (t: Target, lambda: LambdaClient, { request: r }: Repair): P
       await lambda.send(
         new UpdateEventSourceMappingCommand({
           UUID: r.uuid,
-          FunctionResponseTypes: r.functionResponseTypes.filter(
-            (x) => x === 'ReportBatchItemFailures',
-          ),
+          FunctionResponseTypes: [...r.functionResponseTypes],
         }),
       );
       return settled(lambda, r.uuid);
@@ -282,8 +280,16 @@ const fix = async (
   const { repairs, left } = planRepairs(await deployedTemplate(t), checked.live, checked.findings);
   const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
   const verb = dryRun ? 'would put back' : 'put back';
-  for (const repair of repairs) {
-    if (!dryRun) await apply(t, lambda, repair);
+  for (const [done, repair] of repairs.entries()) {
+    try {
+      if (!dryRun) await apply(t, lambda, repair);
+    } catch (error) {
+      // Said before the error: which changes were made, and which one failed.
+      throw new CliError(
+        `${repair.subject}, ${repair.name} not put back (${done} of ${repairs.length} put back before it): ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
     console.error(terminalSafe(`↺ ${verb} ${repair.subject}, ${repair.name}: ${repair.change}`));
   }
   for (const l of left) console.error(terminalSafe(`· left ${l.subject}, ${l.name}: ${l.reason}`));

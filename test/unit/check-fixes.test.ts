@@ -291,6 +291,23 @@ describe('onceflow check --fix', () => {
         },
       ],
     ]);
+    // CloudFormation takes numbers as strings too.
+    const stringly = {
+      ...TEMPLATE,
+      Resources: {
+        ...TEMPLATE.Resources,
+        AM: {
+          ...TEMPLATE.Resources.AM,
+          Properties: { ...TEMPLATE.Resources.AM.Properties, BatchSize: '5', Enabled: 'true' },
+        },
+      },
+    };
+    const [created] = planRepairs(stringly, live, [
+      flagged('aggregate', 'trigger', 'no event source mapping from its queue'),
+    ]).repairs;
+    expect(created?.request).toMatchObject({
+      properties: { BatchSize: 5, Enabled: true },
+    });
     // A paused trigger is not a missing one: nothing is created beside it.
     expect(
       plan(HEALTHY, [flagged('aggregate', 'trigger', 'aggregate-mapping: Disabled')]).repairs,
