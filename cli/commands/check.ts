@@ -336,6 +336,10 @@ export const register = (program: Command): void => {
         console.error(
           `${t.stackName}: ${counted(findings.length, 'check')}, ${failed} failed, ${counted(warned, 'warning')}`,
         );
+        if (!o.fix && failed + warned > 0)
+          console.error(
+            '`onceflow check --fix --dry-run` shows what the deployed template would put back',
+          );
         return failed > 0 ? 1 : 0;
       }),
     );

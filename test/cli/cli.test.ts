@@ -820,6 +820,7 @@ describe('onceflow against the local stack', () => {
       `✗ ingest, wiring: TABLE_NAME is restored-table, not ${s.outputs.TableName}`,
     );
     expect(drifted.stderr).toMatch(/: \d+ checks, 4 failed, 2 warnings$/m);
+    expect(drifted.stderr).toContain('`onceflow check --fix --dry-run` shows what');
     const FindingsSchema = v.array(
       v.object({ subject: v.string(), name: v.string(), verdict: v.string() }),
     );
