@@ -162,7 +162,11 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
  */
 const triggersLine = (s: Status): string => {
   if (!s.triggers) return `triggers: unknown (${terminalSafe(s.triggersUnavailable ?? '')})`;
-  const paused = Object.entries(s.triggers).filter(([, state]) => state !== 'Enabled');
+  // `none`: deleted by hand (a mapping or rule no deploy creates again).
+  const paused = Object.entries(s.triggers).filter(
+    ([, state]) => !['Enabled', 'none'].includes(state),
+  );
+  const missing = Object.entries(s.triggers).some(([, state]) => state === 'none');
   const changedAt = new Map(Object.entries(s.triggersChangedAt ?? {}));
   const since = (fn: string) => {
     const at = changedAt.get(fn);
@@ -172,11 +176,13 @@ const triggersLine = (s: Status): string => {
     .map(([fn, state]) =>
       state === 'Enabled'
         ? `${fn} enabled`
-        : `${fn} ${state === 'Disabled' ? 'PAUSED' : state}${since(fn)}`,
+        : state === 'none'
+          ? `${fn} MISSING`
+          : `${fn} ${state === 'Disabled' ? 'PAUSED' : state}${since(fn)}`,
     )
     .join(
       ', ',
-    )}${paused.length > 0 ? ` (resume with ${paused.map(([fn]) => `\`onceflow resume ${fn}\``).join(', ')})` : ''}`;
+    )}${paused.length > 0 ? ` (resume with ${paused.map(([fn]) => `\`onceflow resume ${fn}\``).join(', ')})` : ''}${missing ? ' (`onceflow check --fix` creates a missing trigger as deployed)' : ''}`;
 };
 
 export const register = (program: Command): void => {

@@ -897,6 +897,9 @@ describe('onceflow against the local stack', () => {
       (await s.cli('status', '--json')).stdout,
     );
     expect(status.triggers).toEqual({ ingest: 'Enabled', aggregate: 'none', finalize: 'Enabled' });
+    expect((await s.cli('status')).stdout).toContain(
+      'triggers: ingest enabled, aggregate MISSING, finalize enabled (`onceflow check --fix` creates a missing trigger as deployed)',
+    );
     expect((await s.cli('pause', 'aggregate')).stderr).toContain('aggregate has no trigger in');
     const missing = await s.cli('check');
     expect(missing.code, missing.stderr).toBe(1);
