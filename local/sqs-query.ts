@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { requestUpstream } from './http.ts';
+import { releaseOrphaned } from './orphaned-receives.ts';
 
 /** Every action of the SQS API (2012-11-05): a form request naming one of them is SQS's. */
 export const SQS_QUERY_ACTIONS: ReadonlySet<string> = new Set([
@@ -285,12 +286,11 @@ export const answerSqsQuery = async (
   };
   // The signer's key tells the edge's fault hooks which environment calls.
   if (req.headers.authorization) headers.authorization = req.headers.authorization;
-  const answer = await requestUpstream(edge, {
-    method: 'POST',
-    path: '/',
-    headers,
-    body: JSON.stringify(body),
-  });
+  const json = JSON.stringify(body);
+  const answer = await requestUpstream(edge, { method: 'POST', path: '/', headers, body: json });
+  // A long poll whose caller left: what it took goes back to the queue (orphaned-receives.ts).
+  if (action === 'ReceiveMessage' && (res.closed || res.destroyed))
+    return releaseOrphaned(edge, Buffer.from(json), Buffer.from(answer.body));
   const { status, xml } = jsonToQuery(action, answer);
   res.writeHead(status, { 'content-type': 'text/xml' });
   res.end(xml);
