@@ -3,9 +3,12 @@
  * its references resolved through the stack's outputs, and every other flagged setting left with
  * a reason. The template here has the deployed stack's shape, small.
  */
+import fc from 'fast-check';
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { type LiveStack, planRepairs } from '../../cli/commands/check-fixes.ts';
+import { type LiveStack, planRepairs, type Repair } from '../../cli/commands/check-fixes.ts';
 import type { Finding, FunctionFacts, QueueFacts } from '../../cli/commands/check-rules.ts';
+import { parseJson } from '../support/json.ts';
 
 const arn = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 const queue = (dlq: string, properties: Record<string, unknown> = {}) => ({
@@ -366,6 +369,188 @@ describe('onceflow check --fix', () => {
   it('refuses a template that is not CloudFormation’s shape', () => {
     expect(() => planRepairs({ Resources: 'none' }, HEALTHY, [])).toThrow(
       /not CloudFormation's shape: .*at Resources/s,
+    );
+  });
+});
+
+/** Every finding `check` may make on the template's settings, all flagged. */
+const EVERYTHING = [
+  ...['orders queue', 'aggregate queue'].flatMap((q) =>
+    ['visibility timeout', 'dead-letter queue', 'maxReceiveCount', 'DLQ retention'].map((n) =>
+      flagged(q, n),
+    ),
+  ),
+  flagged('aggregate queue', 'coalescing'),
+  ...['ingest', 'aggregate', 'finalize'].flatMap((fn) =>
+    ['partial batch responses', 'reserved concurrency', 'wiring'].map((n) => flagged(fn, n)),
+  ),
+  flagged('ingest', 'trigger', 'no event source mapping from its queue'),
+  flagged('aggregate', 'trigger', 'no event source mapping from its queue'),
+];
+
+type Fn = keyof LiveStack['functions'];
+const FNS: readonly Fn[] = ['ingest', 'aggregate', 'finalize'];
+const NAMES: Record<Fn, string> = {
+  ingest: OUTPUTS.IngestFunctionName,
+  aggregate: OUTPUTS.AggregateFunctionName,
+  finalize: OUTPUTS.FinalizeFunctionName,
+};
+
+/** What each repair's call does to the running stack, as AWS would apply it. */
+const applied = (live: LiveStack, r: Repair): LiveStack => {
+  const q = r.request;
+  const edit = (fn: Fn | undefined, change: (f: FunctionFacts) => FunctionFacts): LiveStack => {
+    if (!fn) throw new Error(`no function for ${r.change}`);
+    return { ...live, functions: { ...live.functions, [fn]: change(live.functions[fn]) } };
+  };
+  const named = (name: string) => FNS.find((fn) => NAMES[fn] === name);
+  switch (q.kind) {
+    case 'queue-attributes': {
+      const key = q.queueUrl.includes('aggregate') ? 'aggregate' : 'ingest';
+      const dlq = [OUTPUTS.OrdersDlqUrl, OUTPUTS.AggregateDlqUrl].includes(q.queueUrl);
+      const facts = { ...live.queues[key] };
+      for (const [name, value] of Object.entries(q.attributes)) {
+        if (name === 'VisibilityTimeout') facts.visibilityTimeoutS = Number(value);
+        if (name === 'DelaySeconds') facts.delaySeconds = Number(value);
+        if (name === 'MessageRetentionPeriod' && dlq) facts.dlqRetentionS = Number(value);
+        if (name === 'MessageRetentionPeriod' && !dlq) facts.retentionS = Number(value);
+        if (name === 'RedrivePolicy' && value === '') delete facts.redrive;
+        if (name === 'RedrivePolicy' && value !== '')
+          facts.redrive = parseJson(
+            v.object({ deadLetterTargetArn: v.string(), maxReceiveCount: v.number() }),
+            value,
+          );
+      }
+      return { ...live, queues: { ...live.queues, [key]: facts } };
+    }
+    case 'response-types':
+      return edit(
+        FNS.find((fn) => live.functions[fn].mappings.some((m) => m.UUID === q.uuid)),
+        (f) => ({
+          ...f,
+          mappings: f.mappings.map((m) =>
+            m.UUID === q.uuid ? { ...m, FunctionResponseTypes: [...q.functionResponseTypes] } : m,
+          ),
+        }),
+      );
+    case 'reserved-concurrency':
+      return edit(named(q.functionName), ({ reservedConcurrency: _, ...f }) =>
+        q.value === undefined ? f : { ...f, reservedConcurrency: q.value },
+      );
+    case 'timeout':
+      return edit(named(q.functionName), (f) => ({ ...f, timeoutS: q.seconds }));
+    case 'environment':
+      return edit(named(q.functionName), (f) => ({ ...f, environment: { ...q.variables } }));
+    case 'create-mapping':
+      return edit(named(q.functionName), (f) => ({
+        ...f,
+        mappings: [
+          {
+            UUID: `created-${q.functionName}`,
+            EventSourceArn: q.eventSourceArn,
+            State: 'Enabled',
+            FunctionResponseTypes: [...(q.properties.FunctionResponseTypes ?? [])],
+          },
+        ],
+      }));
+  }
+};
+
+const option = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+const driftArb = fc.record({
+  visibility: option(fc.integer({ min: 0, max: 43_200 })),
+  retention: option(fc.integer({ min: 60, max: 1_209_600 })),
+  dlqRetention: option(fc.integer({ min: 60, max: 1_209_600 })),
+  delay: option(fc.integer({ min: 0, max: 900 })),
+  redrive: option(
+    fc.oneof(
+      fc.constant(undefined),
+      fc.record({
+        deadLetterTargetArn: fc.constantFrom(sqs('other-dlq'), OUTPUTS.OrdersDlqArn),
+        maxReceiveCount: fc.integer({ min: 1, max: 1000 }),
+      }),
+    ),
+  ),
+  timeout: option(fc.integer({ min: 1, max: 900 })),
+  reserved: option(
+    fc.tuple(
+      fc.constantFrom(...FNS),
+      fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined }),
+    ),
+  ),
+  table: option(fc.constantFrom('restored-table', '')),
+  extra: option(fc.constantFrom('DEBUG', 'INFO')),
+  responseTypesCleared: fc.boolean(),
+  triggerDeleted: option(fc.constantFrom<Fn>('ingest', 'aggregate')),
+});
+
+/** The healthy stack with the drawn hand edits made. */
+type HandEdits = typeof driftArb extends fc.Arbitrary<infer T> ? T : never;
+
+const drifted = (d: HandEdits): LiveStack => {
+  const ingestQueue = { ...HEALTHY.queues.ingest };
+  if (d.visibility !== undefined) ingestQueue.visibilityTimeoutS = d.visibility;
+  if (d.retention !== undefined) ingestQueue.retentionS = d.retention;
+  if (d.dlqRetention !== undefined) ingestQueue.dlqRetentionS = d.dlqRetention;
+  const aggregateQueue = { ...HEALTHY.queues.aggregate };
+  if (d.delay !== undefined) aggregateQueue.delaySeconds = d.delay;
+  let live: LiveStack = { ...HEALTHY, queues: { ingest: ingestQueue, aggregate: aggregateQueue } };
+  const edit = (fn: Fn, change: (f: FunctionFacts) => FunctionFacts) => {
+    live = { ...live, functions: { ...live.functions, [fn]: change(live.functions[fn]) } };
+  };
+  if (d.redrive !== undefined) {
+    const { redrive: _, ...rest } = ingestQueue;
+    live = {
+      ...live,
+      queues: { ...live.queues, ingest: d.redrive ? { ...rest, redrive: d.redrive } : rest },
+    };
+  }
+  if (d.timeout !== undefined) edit('ingest', (f) => ({ ...f, timeoutS: d.timeout ?? f.timeoutS }));
+  if (d.reserved) {
+    const [fn, value] = d.reserved;
+    edit(fn, ({ reservedConcurrency: _, ...f }) =>
+      value === undefined ? f : { ...f, reservedConcurrency: value },
+    );
+  }
+  if (d.table !== undefined)
+    edit('ingest', (f) => ({ ...f, environment: { ...f.environment, TABLE_NAME: d.table ?? '' } }));
+  if (d.extra !== undefined)
+    edit('aggregate', (f) => ({
+      ...f,
+      environment: { ...f.environment, POWERTOOLS_LOG_LEVEL: d.extra ?? '' },
+    }));
+  if (d.responseTypesCleared)
+    edit('ingest', (f) => ({
+      ...f,
+      mappings: f.mappings.map((m) => ({ ...m, FunctionResponseTypes: [] })),
+    }));
+  if (d.triggerDeleted) edit(d.triggerDeleted, (f) => ({ ...f, mappings: [] }));
+  return live;
+};
+
+describe('onceflow check --fix, for any hand edits', () => {
+  it('puts back every setting the template sets, keeps what an operator added, and plans nothing more after', () => {
+    fc.assert(
+      fc.property(driftArb, (d) => {
+        const live = drifted(d);
+        const fixed = plan(live, EVERYTHING).repairs.reduce(applied, live);
+        expect(plan(fixed, EVERYTHING).repairs).toEqual([]);
+        // Every judged setting is the template's again; a variable an operator added stays.
+        const strip = (l: LiveStack) => ({
+          queues: l.queues,
+          functions: FNS.map((fn) => {
+            const { mappings, environment, ...rest } = l.functions[fn];
+            const { POWERTOOLS_LOG_LEVEL: _, ...templateVariables } = environment;
+            return {
+              ...rest,
+              environment: templateVariables,
+              mappings: mappings.map((m) => [m.EventSourceArn, m.FunctionResponseTypes]),
+            };
+          }),
+        });
+        expect(strip(fixed)).toEqual(strip(HEALTHY));
+        expect(fixed.functions.aggregate.environment.POWERTOOLS_LOG_LEVEL).toBe(d.extra);
+      }),
     );
   });
 });
