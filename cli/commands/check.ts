@@ -304,7 +304,10 @@ export const register = (program: Command): void => {
     .description(
       'whether the running stack still has the settings its guarantees rest on (partial batch responses, dead-letter queues, visibility timeouts, concurrency, the table): exit 1 on a failure',
     )
-    .option('--json', 'print the findings as JSON: [{subject, name, verdict, detail}]')
+    .option(
+      '--json',
+      'print the findings as JSON: [{subject, name, verdict, detail}]; with --fix, {putBack (wouldPutBack with --dry-run): [{subject, name, change}], left: [{subject, name, reason}], findings}',
+    )
     .option(
       '--fix',
       "put each flagged setting back as the deployed template sets it (CloudFormation's GetTemplate), then check again; a pause is left as it is",
@@ -319,15 +322,25 @@ export const register = (program: Command): void => {
         if (o.dryRun && !o.fix) throw new CliError('--dry-run goes with --fix');
         const t = await target();
         let checked = await checkPipeline(t);
+        let done: Awaited<ReturnType<typeof fix>> = { repairs: [], left: [] };
         if (o.fix && checked.findings.some((f) => f.verdict !== 'ok')) {
-          const done = await fix(t, checked, o.dryRun === true);
+          done = await fix(t, checked, o.dryRun === true);
           if (!o.dryRun) checked = await checkPipeline(t, true);
           console.error(
             `${counted(done.repairs.length, 'setting')} ${o.dryRun ? 'to put back' : 'put back'}, ${done.left.length} left`,
           );
         }
         const { findings } = checked;
-        if (o.json) json(findings);
+        // With --fix, what changed (or would) and what was left come with the findings after it.
+        if (o.json && o.fix)
+          json({
+            [o.dryRun ? 'wouldPutBack' : 'putBack']: done.repairs.map(
+              ({ subject, name, change }) => ({ subject, name, change }),
+            ),
+            left: done.left,
+            findings,
+          });
+        else if (o.json) json(findings);
         else
           for (const f of findings)
             console.log(terminalSafe(`${MARK[f.verdict]} ${f.subject}, ${f.name}: ${f.detail}`));

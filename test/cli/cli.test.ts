@@ -845,6 +845,23 @@ describe('onceflow against the local stack', () => {
     );
     expect(dryRun.stderr).toContain('5 settings to put back, 1 left');
     expect(await flagged()).toHaveLength(6);
+    const plan = parseJson(
+      v.object({
+        wouldPutBack: v.array(v.object({ subject: v.string(), name: v.string() })),
+        left: v.array(v.object({ subject: v.string(), name: v.string(), reason: v.string() })),
+        findings: FindingsSchema,
+      }),
+      (await s.cli('check', '--fix', '--dry-run', '--json')).stdout,
+    );
+    expect(plan.wouldPutBack.map((r) => `${r.subject}, ${r.name}`)).toEqual([
+      'orders queue, visibility timeout',
+      'aggregate queue, coalescing',
+      'ingest, wiring',
+      'ingest, partial batch responses',
+      'aggregate, reserved concurrency',
+    ]);
+    expect(plan.left.map((l) => `${l.subject}, ${l.name}`)).toEqual(['finalize, schedule']);
+    expect(plan.findings.filter((f) => f.verdict !== 'ok')).toHaveLength(6);
 
     const fixed = await s.cli('check', '--fix');
     expect(fixed.code, fixed.stderr).toBe(0);
