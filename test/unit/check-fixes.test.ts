@@ -484,9 +484,10 @@ const driftArb = fc.record({
   triggerDeleted: option(fc.constantFrom<Fn>('ingest', 'aggregate')),
 });
 
-/** The healthy stack with the drawn hand edits made. */
+/** Hand edits an operator may make during an incident, each drawn or not. */
 type HandEdits = typeof driftArb extends fc.Arbitrary<infer T> ? T : never;
 
+/** The healthy stack with the drawn hand edits made. */
 const drifted = (d: HandEdits): LiveStack => {
   const ingestQueue = { ...HEALTHY.queues.ingest };
   if (d.visibility !== undefined) ingestQueue.visibilityTimeoutS = d.visibility;
