@@ -254,7 +254,9 @@ try {
       console.log(`  ${name.padEnd(22)} ${value}`);
     console.log(`\n  aws --endpoint-url ${runtime.endpoint} sqs list-queues`);
     console.log(`  npx onceflow status          (reads ${stateFile})`);
-    console.log('  npx onceflow check           (the settings its guarantees rest on)');
+    console.log(
+      '  npx onceflow check           (the settings its guarantees rest on; --fix puts back a hand edit)',
+    );
     console.log('  npx onceflow local endpoint  (prints the endpoint, for scripts)');
     console.log(
       `\nCtrl-C stops everything${options.persist ? '; the data stays' : ' and discards the data'}.`,
