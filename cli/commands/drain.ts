@@ -3,7 +3,27 @@ import type { Command } from 'commander';
 import { drainQueues } from '../../local/drain.ts';
 import { WaitTimeoutError } from '../../local/net.ts';
 import { number, run, target } from '../program.ts';
-import { CliError } from '../target.ts';
+import { CliError, type Target } from '../target.ts';
+import type { QueueFunction } from './logs.ts';
+import { triggerReport } from './trigger.ts';
+
+const QUEUE_FUNCTIONS: readonly QueueFunction[] = ['ingest', 'aggregate'];
+
+/**
+ * Why a queue cannot drain, when its trigger says so: `: aggregate's trigger is missing (…)`.
+ * Only a hint on a timeout: a role that cannot read Lambda's API still gets the timeout itself.
+ */
+const stalled = async (t: Target): Promise<string> => {
+  const report = await triggerReport(t).catch(() => undefined);
+  const reasons = QUEUE_FUNCTIONS.flatMap((fn) => {
+    const state = report?.states[fn];
+    if (state === undefined || state === 'Enabled') return [];
+    return state === 'none'
+      ? [`${fn}'s trigger is missing (\`onceflow check --fix\` creates it as deployed)`]
+      : [`${fn}'s trigger is ${state} (\`onceflow resume ${fn}\`)`];
+  });
+  return reasons.length > 0 ? `: ${reasons.join('; ')}` : '';
+};
 
 export const register = (program: Command): void => {
   program
@@ -26,7 +46,7 @@ export const register = (program: Command): void => {
         } catch (error) {
           if (error instanceof WaitTimeoutError)
             throw new CliError(
-              `the queues did not drain within ${o.timeout} s (see \`onceflow status\`)`,
+              `the queues did not drain within ${o.timeout} s${await stalled(t)} (see \`onceflow status\`)`,
               { cause: error },
             );
           throw new CliError(

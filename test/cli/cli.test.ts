@@ -918,6 +918,13 @@ describe('onceflow against the local stack', () => {
       'triggers: ingest enabled, aggregate MISSING, finalize enabled (`onceflow check --fix` creates a missing trigger as deployed)',
     );
     expect((await s.cli('pause', 'aggregate')).stderr).toContain('aggregate has no trigger in');
+    // Ingest applies the stream; its hour notifications wait, with nothing to take them.
+    expect((await s.cli('send', SEED)).code).toBe(0);
+    const waiting = await s.cli('drain', '--timeout', '3');
+    expect(waiting.code).toBe(1);
+    expect(waiting.stderr).toContain(
+      "aggregate's trigger is missing (`onceflow check --fix` creates it as deployed)",
+    );
     const missing = await s.cli('check');
     expect(missing.code, missing.stderr).toBe(1);
     expect(missing.stdout).toContain(
@@ -939,8 +946,7 @@ describe('onceflow against the local stack', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
 
-    // Hours are published through the new trigger.
-    expect((await s.cli('send', SEED)).code).toBe(0);
+    // The notifications that waited are taken by the new trigger, and the hours published.
     expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
     expect(essence(JSON.parse((await s.cli('aggregates', '--json')).stdout))).toEqual(
       expectedHourly(),
