@@ -21,7 +21,7 @@ import {
   TemplateSchema,
 } from './check-drifts.ts';
 import type { Finding } from './check-rules.ts';
-import type { FunctionKey } from './logs.ts';
+import { FUNCTION_KEYS } from './logs.ts';
 
 export type { LiveStack, Repair, RepairRequest } from './check-drifts.ts';
 
@@ -31,8 +31,6 @@ export interface Left {
   readonly name: string;
   readonly reason: string;
 }
-
-const FUNCTION_KEYS: readonly FunctionKey[] = ['ingest', 'aggregate', 'finalize'];
 
 /** Why a flagged setting with nothing to put back stays as it is. */
 const leftBecause = (f: Finding, drifts: readonly Drift[]): string => {

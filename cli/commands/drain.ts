@@ -4,10 +4,8 @@ import { drainQueues } from '../../local/drain.ts';
 import { WaitTimeoutError } from '../../local/net.ts';
 import { number, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
-import type { QueueFunction } from './logs.ts';
+import { QUEUE_FUNCTIONS } from './logs.ts';
 import { triggerReport } from './trigger.ts';
-
-const QUEUE_FUNCTIONS: readonly QueueFunction[] = ['ingest', 'aggregate'];
 
 /**
  * Why a queue cannot drain, when its trigger says so: `: aggregate's trigger is missing (…)`.

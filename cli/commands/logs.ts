@@ -30,6 +30,9 @@ export type FunctionKey = keyof typeof FUNCTIONS;
 export const QUEUES = { ingest: 'OrdersQueueArn', aggregate: 'AggregateQueueArn' } as const;
 export type QueueFunction = keyof typeof QUEUES;
 export const isQueueFunction = (fn: FunctionKey): fn is QueueFunction => fn in QUEUES;
+/** Every function the CLI knows, and the queue-fed ones, in the order they are shown. */
+export const FUNCTION_KEYS: readonly FunctionKey[] = ['ingest', 'aggregate', 'finalize'];
+export const QUEUE_FUNCTIONS: readonly QueueFunction[] = ['ingest', 'aggregate'];
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

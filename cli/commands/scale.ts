@@ -14,7 +14,7 @@ import {
 import { Argument, type Command } from 'commander';
 import { waitFor } from '../../local/net.ts';
 import { integer, number, run, target } from '../program.ts';
-import type { QueueFunction } from './logs.ts';
+import { QUEUE_FUNCTIONS, type QueueFunction } from './logs.ts';
 import { mappingUuids, updateMapping } from './trigger.ts';
 
 interface ScaleOptions {
@@ -42,9 +42,7 @@ export const register = (program: Command): void => {
     .description(
       "show or change how ingest's or the aggregator's SQS trigger invokes it: at most how many at once, and how many messages each; without options, show its settings",
     )
-    .addArgument(
-      new Argument('<function>', 'the function whose trigger').choices(['ingest', 'aggregate']),
-    )
+    .addArgument(new Argument('<function>', 'the function whose trigger').choices(QUEUE_FUNCTIONS))
     .option(
       '--max-concurrency <n>',
       'at most this many invocations at once (2–1000)',

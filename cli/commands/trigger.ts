@@ -33,6 +33,7 @@ import { WaitTimeoutError, waitFor } from '../../local/net.ts';
 import { number, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import {
+  FUNCTION_KEYS,
   FUNCTIONS,
   type FunctionKey,
   isQueueFunction,
@@ -40,7 +41,8 @@ import {
   type QueueFunction,
 } from './logs.ts';
 
-const PAUSABLE: readonly FunctionKey[] = ['ingest', 'aggregate', 'finalize'];
+/** Each function's trigger can be paused: the queue-fed ones' mappings, the finalizer's rule. */
+const PAUSABLE = FUNCTION_KEYS;
 
 /**
  * What AWS says of each function's trigger: `Enabled`, `Disabled`, or a state in between
