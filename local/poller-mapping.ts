@@ -9,7 +9,7 @@ import type { SqsPoller } from './sqs-poller.ts';
 import type { LocalEventSourceMapping } from './triggers.ts';
 
 /** Stable for the stack and mapping, shaped like Lambda's UUIDs. */
-const mappingUuid = (stackName: string, logicalId: string) => {
+export const mappingUuid = (stackName: string, logicalId: string) => {
   const h = createHash('sha256').update(`${stackName}/${logicalId}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 };

@@ -41,7 +41,7 @@ export interface ScheduledRules {
 }
 
 /** `$`, `$.detail`, `$.detail.items[0]`: EventBridge's dot notation with array indices. */
-const inputPath = (text: string): (string | number)[] | undefined => {
+export const inputPath = (text: string): (string | number)[] | undefined => {
   if (!text.startsWith('$')) return undefined;
   const path: (string | number)[] = [];
   for (const m of text.slice(1).matchAll(/\.([\w-]+)|\[(\d+)\]|(.)/g)) {

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { queueDepth } from '../adapters/sqs.ts';
 import { type AsyncInvocations, type AsyncOutcome, asyncInvocations } from './async-invocations.ts';
 import { adminClients } from './clients.ts';
+import { localResources } from './cloudformation.ts';
 import { installCrashHooks } from './crash-hooks.ts';
 import { LOCAL_CREDENTIALS, startEmulators } from './emulators.ts';
 import { EnvironmentPool } from './environment-pool.ts';
@@ -18,13 +19,13 @@ import { stackAsyncFunctions } from './lambda-destinations.ts';
 import { LambdaEnvironment } from './lambda-environment.ts';
 import { applyMappingChanges, type LocalMapping } from './lambda-mappings-api.ts';
 import { waitFor } from './net.ts';
-import { pollerMapping } from './poller-mapping.ts';
+import { mappingUuid, pollerMapping } from './poller-mapping.ts';
 import { functionsOnRunningStack, LOCAL_ACCOUNT, provisionStack } from './provision.ts';
 import { startRuleRunner } from './rule-runner.ts';
 import type { LocalRuntime, LocalRuntimeOptions, StackUpdate } from './runtime-types.ts';
 import { startSchedulerRunner } from './scheduler.ts';
 import { type BatchReport, SqsPoller } from './sqs-poller.ts';
-import { loadStack } from './template.ts';
+import { loadStack, type Template } from './template.ts';
 import { mappingRetryDeadline, retryWhileThrottled } from './throttling.ts';
 import type { LocalEventSourceMapping } from './triggers.ts';
 
@@ -76,12 +77,21 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       emulators.region,
     );
     const createdAt = new Date();
-    const register = (template: unknown) =>
+    const physicalIdOf = (logicalId: string, type: string) =>
+      stack.physical.get(logicalId)?.ref ??
+      (type === 'AWS::Events::Rule'
+        ? stack.schedules.find((s) => s.logicalId === logicalId)?.ruleName
+        : undefined) ??
+      (type === 'AWS::Lambda::EventSourceMapping'
+        ? mappingUuid(stack.stackName, logicalId)
+        : undefined);
+    const register = (template: Template) =>
       emulators.registerStack({
         name: stack.stackName,
         outputs: stack.outputs,
         createdAt,
         template,
+        resources: () => localResources(stack.stackName, template, physicalIdOf),
       });
     register(stackTemplate.template);
     const hooks = installCrashHooks(emulators, options.onCall);
@@ -247,12 +257,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         },
       },
       rules: {
+        stackName: stack.stackName,
         region: emulators.region,
         account: LOCAL_ACCOUNT,
-        schedules: stack.schedules,
+        runner: ruleRunner,
         functionArn: (id) => stack.functions.find((f) => f.logicalId === id)?.arn,
-        enabled: ruleRunner.enabled,
-        setEnabled: ruleRunner.setEnabled,
+        functionOf: (arn) => stack.functions.find((f) => f.arn === arn)?.logicalId,
       },
       scheduler: {
         runner: schedulerRunner,
@@ -327,8 +337,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         );
       },
       invoke,
-      runSchedule: (name) => {
-        const schedule = stack.schedules.find((sch) => {
+      runSchedule: async (name) => {
+        // The rules as they are now: one deleted by hand no longer runs, one put back does.
+        const schedule = ruleRunner.schedules().find((sch) => {
           const fn = stack.functions.find((f) => f.logicalId === sch.functionLogicalId);
           return fn && (fn.logicalId === name || fn.name === name || fn.logicalId.startsWith(name));
         });

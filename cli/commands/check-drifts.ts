@@ -10,6 +10,14 @@ import {
   type QueueFacts,
   RedriveSchema,
 } from './check-rules.ts';
+import {
+  propertiesOf,
+  type ScheduledRule,
+  type Template,
+  templateBoolean,
+  templateNumber,
+  UNRESOLVED,
+} from './check-template.ts';
 import { FUNCTIONS, type FunctionKey, type QueueFunction } from './logs.ts';
 
 /** One call that puts a setting back. */
@@ -40,7 +48,8 @@ export type RepairRequest =
       readonly kind: 'environment';
       readonly functionName: string;
       readonly variables: Readonly<Record<string, string>>;
-    };
+    }
+  | { readonly kind: 'create-rule'; readonly rule: ScheduledRule };
 
 export interface Repair {
   readonly subject: string;
@@ -55,26 +64,12 @@ export interface LiveStack {
   readonly outputs: Readonly<Record<string, string>>;
   readonly queues: Readonly<Record<QueueFunction, QueueFacts>>;
   readonly functions: Readonly<Record<FunctionKey, FunctionFacts>>;
+  /** Each function's trigger state as `onceflow status` reads it; `none`: nothing invokes it. */
+  readonly triggers?: Readonly<Partial<Record<FunctionKey, string>>>;
+  /** Each resource's physical id by logical id (`ListStackResources`), read by `--fix`. */
+  readonly resources?: Readonly<Record<string, string>>;
 }
 
-export const TemplateSchema = v.object({
-  Resources: v.record(
-    v.string(),
-    v.object({
-      Type: v.string(),
-      Properties: v.optional(v.record(v.string(), v.unknown()), {}),
-    }),
-  ),
-  Outputs: v.optional(v.record(v.string(), v.object({ Value: v.unknown() })), {}),
-});
-export type Template = v.InferOutput<typeof TemplateSchema>;
-
-// CloudFormation takes a number or a boolean as a string too.
-const templateNumber = v.pipe(v.union([v.number(), v.string()]), v.transform(Number));
-const templateBoolean = v.pipe(
-  v.union([v.boolean(), v.picklist(['true', 'false'])]),
-  v.transform((x) => x === true || x === 'true'),
-);
 /** A mapping's response types: the one type Lambda has for SQS. */
 const ResponseTypesSchema = v.optional(v.array(v.picklist(['ReportBatchItemFailures'])), []);
 
@@ -91,34 +86,6 @@ const MappingPropertiesSchema = v.object({
 });
 export type MappingProperties = v.InferOutput<typeof MappingPropertiesSchema>;
 
-/** What no output resolves. */
-export const UNRESOLVED = Symbol('unresolved');
-
-const isExpression = (value: object) => {
-  const keys = Object.keys(value);
-  return keys.length === 1 && (keys[0] === 'Ref' || keys[0]?.startsWith('Fn::') === true);
-};
-
-export const resolver = (template: Template, outputs: LiveStack['outputs']) => {
-  const byExpression = new Map<string, string>();
-  for (const [name, o] of Object.entries(template.Outputs)) {
-    const value = outputs[name];
-    if (typeof o.Value === 'object' && o.Value !== null && value !== undefined)
-      byExpression.set(JSON.stringify(o.Value), value);
-  }
-  const resolve = (value: unknown): unknown => {
-    if (Array.isArray(value)) {
-      const items = value.map(resolve);
-      return items.includes(UNRESOLVED) ? UNRESOLVED : items;
-    }
-    if (typeof value !== 'object' || value === null) return value;
-    if (isExpression(value)) return byExpression.get(JSON.stringify(value)) ?? UNRESOLVED;
-    const entries = Object.entries(value).map(([k, x]) => [k, resolve(x)] as const);
-    return entries.some(([, x]) => x === UNRESOLVED) ? UNRESOLVED : Object.fromEntries(entries);
-  };
-  return resolve;
-};
-
 /** A setting where the template and the running stack may differ, and what it answers. */
 export interface Drift {
   /** The findings it answers: putting it back is the fix for any of them. */
@@ -131,17 +98,6 @@ export interface Drift {
 const answers = (subject: string, ...names: string[]) => names.map((name) => ({ subject, name }));
 const numberOr = (value: unknown, fallback: number) =>
   value === undefined ? fallback : Number(value);
-
-/** The logical id an output names by `Ref` (`{ "Ref": "OrdersQueue929135A0" }`). */
-const referenced = (template: Template, output: string) => {
-  const value = template.Outputs[output]?.Value;
-  const id = v.safeParse(v.object({ Ref: v.string() }), value);
-  return id.success ? id.output.Ref : undefined;
-};
-const propertiesOf = (template: Template, output: string) => {
-  const id = referenced(template, output);
-  return id === undefined ? undefined : template.Resources[id]?.Properties;
-};
 
 /** SQS's value of each attribute the checks judge, when the template sets none. */
 const SQS_DEFAULTS = { VisibilityTimeout: 30, MessageRetentionPeriod: 345_600, DelaySeconds: 0 };

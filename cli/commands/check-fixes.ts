@@ -17,11 +17,11 @@ import {
   type LiveStack,
   queueDrifts,
   type Repair,
-  resolver,
-  TemplateSchema,
 } from './check-drifts.ts';
 import type { Finding } from './check-rules.ts';
-import { FUNCTION_KEYS } from './logs.ts';
+import { scheduleDrifts } from './check-schedules.ts';
+import { referenced, resolver, TemplateSchema } from './check-template.ts';
+import { FUNCTION_KEYS, FUNCTIONS } from './logs.ts';
 
 export type { LiveStack, Repair, RepairRequest } from './check-drifts.ts';
 
@@ -39,7 +39,7 @@ const leftBecause = (f: Finding, drifts: readonly Drift[]): string => {
   );
   if (drift?.unresolvable) return `not put back: ${drift.unresolvable}`;
   if (f.name === 'schedule' && f.detail.startsWith('no rule'))
-    return 'a schedule is not created here: create the rule as the template sets it';
+    return 'the deployed template has no scheduled rule for it';
   if (f.name === 'trigger' || f.name === 'schedule')
     return `paused, perhaps on purpose: \`onceflow resume ${f.subject}\` when it should run`;
   if (f.subject === 'table')
@@ -64,11 +64,26 @@ export const planRepairs = (
       `the deployed template is not CloudFormation's shape: ${v.summarize(parsed.issues)}`,
     );
   const template = parsed.output;
-  const resolve = resolver(template, live.outputs);
+  // A rule's target names its function by `Fn::GetAtt [id, Arn]`: the ARN Lambda gave.
+  const arns = Object.fromEntries(
+    FUNCTION_KEYS.flatMap((fn) => {
+      const id = referenced(template, FUNCTIONS[fn]);
+      const arn = live.functions[fn].arn;
+      return id === undefined || arn === undefined ? [] : [[id, arn]];
+    }),
+  );
+  const resolve = resolver(template, {
+    outputs: live.outputs,
+    arns,
+    ...(live.resources ? { resources: live.resources } : {}),
+  });
   const drifts = [
     ...queueDrifts(template, live, resolve, 'ingest'),
     ...queueDrifts(template, live, resolve, 'aggregate'),
-    ...FUNCTION_KEYS.flatMap((fn) => functionDrifts(template, live, resolve, fn)),
+    ...FUNCTION_KEYS.flatMap((fn) => [
+      ...functionDrifts(template, live, resolve, fn),
+      ...scheduleDrifts(template, live, resolve, fn),
+    ]),
   ];
   const flagged = findings.filter((f) => f.verdict !== 'ok');
   const isFlagged = (a: { subject: string; name: string }) =>

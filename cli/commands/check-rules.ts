@@ -53,6 +53,8 @@ export interface QueueFacts {
 
 /** What the checks read of a queue-fed function and its trigger. */
 export interface FunctionFacts {
+  /** Its ARN: what a rule's target names. */
+  readonly arn?: string;
   readonly timeoutS: number;
   /** Undefined: no reservation. */
   readonly reservedConcurrency?: number;

@@ -7,7 +7,12 @@
  * time, never correctness: exit 0.
  */
 
-import { CloudFormationClient, GetTemplateCommand } from '@aws-sdk/client-cloudformation';
+import {
+  CloudFormationClient,
+  GetTemplateCommand,
+  paginateListStackResources,
+} from '@aws-sdk/client-cloudformation';
+import { EventBridgeClient, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import {
   CreateEventSourceMappingCommand,
   DeleteFunctionConcurrencyCommand,
@@ -98,6 +103,7 @@ const functionFacts = async (
   ]);
   const reserved = concurrency.ReservedConcurrentExecutions;
   return {
+    ...(config.FunctionArn === undefined ? {} : { arn: config.FunctionArn }),
     timeoutS: config.Timeout ?? 3,
     environment: config.Environment?.Variables ?? {},
     ...(reserved === undefined ? {} : { reservedConcurrency: reserved }),
@@ -147,6 +153,7 @@ export const checkPipeline = async (
     outputs: t.outputs,
     queues: { ingest: ingest.queue, aggregate: aggregate.queue },
     functions: { ingest: ingest.facts, aggregate: aggregate.facts, finalize },
+    triggers: triggers.states,
   };
   const findings: Finding[] = [
     ...perQueue,
@@ -159,7 +166,7 @@ export const checkPipeline = async (
           verdict: 'warn',
           detail:
             schedule === 'none'
-              ? 'no rule invokes it: no hour becomes final (a rule deleted by hand; `cdk deploy` does not create it again)'
+              ? 'no rule invokes it: no hour becomes final (a rule deleted by hand, which `cdk deploy` does not create again: `onceflow check --fix` does)'
               : `${schedule}: no hour becomes final until \`onceflow resume finalize\``,
         },
     finalize.reservedConcurrency === 0
@@ -190,13 +197,27 @@ export const checkPipeline = async (
   return { findings, live };
 };
 
-/** The deployed template, from CloudFormation (the local edge answers `GetTemplate` too). */
-const deployedTemplate = async (t: Target): Promise<unknown> => {
-  const { TemplateBody } = await new CloudFormationClient(
-    t.clientConfig ?? { region: t.region },
-  ).send(new GetTemplateCommand({ StackName: t.stackName, TemplateStage: 'Original' }));
+/**
+ * The deployed template, and each resource's physical id by logical id, from CloudFormation (the
+ * local edge answers `GetTemplate` and `ListStackResources` too).
+ */
+const deployed = async (
+  t: Target,
+): Promise<{ template: unknown; resources: Record<string, string> }> => {
+  const cloudFormation = new CloudFormationClient(t.clientConfig ?? { region: t.region });
+  const { TemplateBody } = await cloudFormation.send(
+    new GetTemplateCommand({ StackName: t.stackName, TemplateStage: 'Original' }),
+  );
+  const resources: Record<string, string> = {};
+  for await (const page of paginateListStackResources(
+    { client: cloudFormation },
+    { StackName: t.stackName },
+  ))
+    for (const r of page.StackResourceSummaries ?? [])
+      if (r.LogicalResourceId && r.PhysicalResourceId)
+        resources[r.LogicalResourceId] = r.PhysicalResourceId;
   try {
-    return JSON.parse(TemplateBody ?? '');
+    return { template: JSON.parse(TemplateBody ?? ''), resources };
   } catch (error) {
     throw new CliError(`${t.stackName}'s deployed template is not JSON, as CDK deploys it`, {
       cause: error,
@@ -214,9 +235,27 @@ const settled = (lambda: LambdaClient, UUID: string | undefined) =>
     { timeoutMs: 120_000, what: `trigger ${UUID} to settle` },
   );
 
+/** The clients the changes are made with, made once per `--fix`. */
+interface Clients {
+  readonly lambda: LambdaClient;
+  readonly events: EventBridgeClient;
+}
+
 /** Makes one change; a function's update is waited for, since Lambda refuses the next meanwhile. */
-const apply = async (t: Target, lambda: LambdaClient, { request: r }: Repair): Promise<void> => {
+const apply = async (t: Target, { lambda, events }: Clients, { request: r }: Repair) => {
   switch (r.kind) {
+    case 'create-rule': {
+      const { Targets, ...rule } = r.rule;
+      await events.send(new PutRuleCommand(rule));
+      const put = await events.send(
+        new PutTargetsCommand({ Rule: rule.Name, EventBusName: rule.EventBusName, Targets }),
+      );
+      if (put.FailedEntryCount)
+        throw new CliError(
+          `rule ${rule.Name} was created, but EventBridge refused its targets: ${(put.FailedEntries ?? []).map((e) => `${e.TargetId}: ${e.ErrorMessage}`).join('; ')}`,
+        );
+      return;
+    }
     case 'queue-attributes':
       await t.clients.sqs.send(
         new SetQueueAttributesCommand({ QueueUrl: r.queueUrl, Attributes: { ...r.attributes } }),
@@ -277,12 +316,14 @@ const fix = async (
   checked: Awaited<ReturnType<typeof checkPipeline>>,
   dryRun: boolean,
 ) => {
-  const { repairs, left } = planRepairs(await deployedTemplate(t), checked.live, checked.findings);
-  const lambda = new LambdaClient(t.clientConfig ?? { region: t.region });
+  const { template, resources } = await deployed(t);
+  const { repairs, left } = planRepairs(template, { ...checked.live, resources }, checked.findings);
+  const config = t.clientConfig ?? { region: t.region };
+  const clients = { lambda: new LambdaClient(config), events: new EventBridgeClient(config) };
   const verb = dryRun ? 'would put back' : 'put back';
   for (const [done, repair] of repairs.entries()) {
     try {
-      if (!dryRun) await apply(t, lambda, repair);
+      if (!dryRun) await apply(t, clients, repair);
     } catch (error) {
       // Said before the error: which changes were made, and which one failed.
       throw new CliError(

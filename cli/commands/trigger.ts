@@ -245,7 +245,7 @@ const setTrigger = async (t: Target, fn: FunctionKey, enabled: boolean, timeoutS
   const trigger = await triggerOf(t, clientsOf(t), fn);
   if (trigger.ids.length === 0)
     throw new CliError(
-      `${fn} has no ${trigger.what} in ${t.stackName}${trigger.what === 'trigger' ? ' from its queue (`onceflow check --fix` creates it as deployed)' : ''}`,
+      `${fn} has no ${trigger.what} in ${t.stackName}${trigger.what === 'trigger' ? ' from its queue' : ''} (\`onceflow check --fix\` creates it as deployed)`,
     );
   const told = new Set<string>();
   const tell = (line: string) => {

@@ -3,6 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import {
+  DeleteRuleCommand,
+  EventBridgeClient,
+  ListRuleNamesByTargetCommand,
+  ListRulesCommand,
+  ListTargetsByRuleCommand,
+  RemoveTargetsCommand,
+} from '@aws-sdk/client-eventbridge';
+import {
   DeleteEventSourceMappingCommand,
   GetFunctionConfigurationCommand,
   LambdaClient,
@@ -892,13 +900,15 @@ describe('onceflow against the local stack', () => {
     expect(JSON.parse((await s.cli('orders', '--json')).stdout)).toEqual(expectedOrders());
     expect((await s.cli('check', '--dry-run')).stderr).toContain('--dry-run goes with --fix');
   });
-  it('creates a trigger deleted by hand again with check --fix, as the deployed template sets it', async () => {
+  it('creates a trigger and a schedule deleted by hand again with check --fix, as the deployed template sets them', async () => {
     await using s = await stack();
-    const lambda = new LambdaClient({
+    const config = {
       endpoint: s.runtime.endpoint,
       region: s.runtime.region,
       credentials: LOCAL_CREDENTIALS,
-    });
+    };
+    const lambda = new LambdaClient(config);
+    const events = new EventBridgeClient(config);
     const listed = async () =>
       (
         await lambda.send(
@@ -907,17 +917,29 @@ describe('onceflow against the local stack', () => {
       ).EventSourceMappings ?? [];
     const [deployed] = await listed();
     await lambda.send(new DeleteEventSourceMappingCommand({ UUID: deployed?.UUID }));
+    // The finalizer's rule, deleted as EventBridge requires: its targets first.
+    const finalizeArn = `arn:aws:lambda:${s.runtime.region}:000000000000:function:${s.outputs.FinalizeFunctionName}`;
+    const ruleNames = async () =>
+      (await events.send(new ListRuleNamesByTargetCommand({ TargetArn: finalizeArn }))).RuleNames;
+    const [rule] = (await ruleNames()) ?? [];
+    const rules = await events.send(new ListRulesCommand({ NamePrefix: rule }));
+    const targets = await events.send(new ListTargetsByRuleCommand({ Rule: rule }));
+    await events.send(new RemoveTargetsCommand({ Rule: rule, Ids: ['Target0'] }));
+    await events.send(new DeleteRuleCommand({ Name: rule }));
 
     // Reported, not fatal: `status` reads the others, and `pause` names the way back.
     const status = parseJson(
       v.object({ triggers: v.record(v.string(), v.string()) }),
       (await s.cli('status', '--json')).stdout,
     );
-    expect(status.triggers).toEqual({ ingest: 'Enabled', aggregate: 'none', finalize: 'Enabled' });
+    expect(status.triggers).toEqual({ ingest: 'Enabled', aggregate: 'none', finalize: 'none' });
     expect((await s.cli('status')).stdout).toContain(
-      'triggers: ingest enabled, aggregate MISSING, finalize enabled (`onceflow check --fix` creates a missing trigger as deployed)',
+      'triggers: ingest enabled, aggregate MISSING, finalize MISSING (`onceflow check --fix` creates a missing trigger as deployed)',
     );
     expect((await s.cli('pause', 'aggregate')).stderr).toContain('aggregate has no trigger in');
+    expect((await s.cli('pause', 'finalize')).stderr).toContain(
+      `finalize has no schedule in ${s.runtime.stack.stackName} (\`onceflow check --fix\` creates it as deployed)`,
+    );
     // Ingest applies the stream; its hour notifications wait, with nothing to take them.
     expect((await s.cli('send', SEED)).code).toBe(0);
     const waiting = await s.cli('drain', '--timeout', '3');
@@ -930,10 +952,22 @@ describe('onceflow against the local stack', () => {
     expect(missing.stdout).toContain(
       '✗ aggregate, trigger: no event source mapping from its queue',
     );
+    expect(missing.stdout).toContain('! finalize, schedule: no rule invokes it');
     const fixed = await s.cli('check', '--fix');
     expect(fixed.code, fixed.stderr).toBe(0);
     expect(fixed.stderr).toContain(
       `↺ put back aggregate, trigger: create it from ${s.outputs.AggregateQueueArn}: batch size 10, maximum concurrency 10, ReportBatchItemFailures`,
+    );
+    expect(fixed.stderr).toContain(
+      `↺ put back finalize, schedule: create rule ${rule}: ${rules.Rules?.[0]?.ScheduleExpression}, ENABLED, target Target0`,
+    );
+    // The same rule again, by its name, so the function's permission for it holds.
+    expect(await ruleNames()).toEqual([rule]);
+    expect((await events.send(new ListRulesCommand({ NamePrefix: rule }))).Rules).toEqual(
+      rules.Rules,
+    );
+    expect((await events.send(new ListTargetsByRuleCommand({ Rule: rule }))).Targets).toEqual(
+      targets.Targets,
     );
     expect(fixed.stderr).toMatch(/: \d+ checks, 0 failed, 0 warnings$/m);
     const [created] = await listed();
@@ -951,6 +985,10 @@ describe('onceflow against the local stack', () => {
     expect(essence(JSON.parse((await s.cli('aggregates', '--json')).stdout))).toEqual(
       expectedHourly(),
     );
+    // And the rule runs the finalizer again.
+    expect(await s.runtime.runSchedule('FinalizeHours')).toMatchObject({
+      finalized: expect.any(Array),
+    });
   });
 });
 

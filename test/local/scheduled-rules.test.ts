@@ -471,9 +471,118 @@ describe('scheduled rules in the local runtime', () => {
       code: 'ResourceNotFoundException',
       message: 'Rule no-such-rule does not exist on EventBus default.',
     });
+    await expect(events.putEvents({ Entries: [] }).promise()).rejects.toMatchObject({
+      code: 'UnknownOperationException',
+    });
+  });
+
+  it('deletes a rule and creates it again through EventBridge’s API, and CloudFormation still lists it', async () => {
+    const stackName = uniqueName('events');
+    const { assembly } = writeAssembly(stackName, {
+      Nightly: {
+        Type: 'AWS::Events::Rule',
+        Properties: {
+          ScheduleExpression: 'cron(0 2 * * ? *)',
+          Targets: [{ Arn: { 'Fn::GetAtt': ['Steady', 'Arn'] }, Id: 'Steady' }],
+        },
+      },
+    });
+    const runtime = await startLocalRuntime({ assemblyDir: assembly, emulators: emulators() });
+    runtimes.push(runtime);
+    const config = {
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: new AWS.Credentials(LOCAL_CREDENTIALS),
+    };
+    const events = new AWS.EventBridge(config);
+    const name = `${stackName}-Nightly`;
+    const steadyArn = `arn:aws:lambda:${runtime.region}:000000000000:function:${stackName}-Steady`;
+
+    // As on AWS: a rule with targets cannot be deleted; without them it can, more than once.
+    await expect(events.deleteRule({ Name: name }).promise()).rejects.toMatchObject({
+      code: 'ValidationException',
+      message: "Rule can't be deleted since it has targets.",
+    });
+    await events.removeTargets({ Rule: name, Ids: ['Steady'] }).promise();
+    await events.deleteRule({ Name: name }).promise();
+    await events.deleteRule({ Name: name }).promise();
+    expect(
+      (await events.listRuleNamesByTarget({ TargetArn: steadyArn }).promise()).RuleNames,
+    ).toEqual([]);
+    await expect(runtime.runSchedule('Steady')).rejects.toThrow(/no scheduled rule runs Steady/);
+
+    // CloudFormation still lists the rule, by the name it had.
+    const cloudFormation = new AWS.CloudFormation(config);
+    const { StackResourceSummaries = [] } = await cloudFormation
+      .listStackResources({ StackName: stackName })
+      .promise();
+    const listed = (id: string) => StackResourceSummaries.find((r) => r.LogicalResourceId === id);
+    expect(listed('Nightly')).toMatchObject({
+      ResourceType: 'AWS::Events::Rule',
+      PhysicalResourceId: name,
+      ResourceStatus: 'CREATE_COMPLETE',
+    });
+    expect(listed('Steady')?.PhysicalResourceId).toBe(`${stackName}-Steady`);
+    expect(listed('Work')?.PhysicalResourceId).toBe(
+      runtime.stack.queues.find((q) => q.logicalId === 'Work')?.url,
+    );
+
+    // Created again: PutRule, then PutTargets, whose entry for another stack's function fails.
+    expect(
+      await events
+        .putRule({ Name: name, ScheduleExpression: 'cron(0 2 * * ? *)', Description: 'again' })
+        .promise(),
+    ).toEqual({ RuleArn: `arn:aws:events:${runtime.region}:000000000000:rule/${name}` });
+    const elsewhere = 'arn:aws:lambda:us-east-1:000000000000:function:elsewhere';
+    expect(
+      await events
+        .putTargets({
+          Rule: name,
+          Targets: [
+            { Id: 'Steady', Arn: steadyArn, Input: '{"again":true}' },
+            { Id: 'Other', Arn: elsewhere },
+          ],
+        })
+        .promise(),
+    ).toEqual({
+      FailedEntryCount: 1,
+      FailedEntries: [
+        {
+          TargetId: 'Other',
+          ErrorCode: 'ValidationException',
+          ErrorMessage: `${elsewhere} is not a function of ${stackName}: the local runtime invokes its stack's functions only`,
+        },
+      ],
+    });
+    expect(await events.describeRule({ Name: name }).promise()).toMatchObject({
+      State: 'ENABLED',
+      Description: 'again',
+      ScheduleExpression: 'cron(0 2 * * ? *)',
+    });
+    expect((await events.listTargetsByRule({ Rule: name }).promise()).Targets).toEqual([
+      { Id: 'Steady', Arn: steadyArn, Input: '{"again":true}' },
+    ]);
+    // The rule runs its target again.
+    expect(await runtime.runSchedule('Steady')).toEqual({ recorded: true });
+
+    // What EventBridge refuses, refused alike.
     await expect(
-      events.putRule({ Name: 'new', ScheduleExpression: 'rate(1 hour)' }).promise(),
-    ).rejects.toMatchObject({ code: 'UnknownOperationException' });
+      events.putRule({ Name: name, ScheduleExpression: 'rate(1 minutes)' }).promise(),
+    ).rejects.toMatchObject({
+      code: 'ValidationException',
+      message: expect.stringMatching(/rate\(1 minutes\)/),
+    });
+    await expect(
+      events
+        .putRule({ Name: `${stackName}-OnUpload`, EventPattern: '{"source":["aws.s3"]}' })
+        .promise(),
+    ).rejects.toMatchObject({
+      code: 'ValidationException',
+      message: expect.stringMatching(/scheduled rules only/),
+    });
+    await expect(
+      events.putTargets({ Rule: 'no-such-rule', Targets: [{ Id: 'T', Arn: steadyArn }] }).promise(),
+    ).rejects.toMatchObject({ code: 'ResourceNotFoundException' });
   });
 
   it('refuses to start a stack whose schedule expression EventBridge would refuse', async () => {

@@ -45,6 +45,15 @@ const TEMPLATE = {
     F: fn({ TABLE_NAME: { Ref: 'T' } }, { Timeout: 120 }),
     IM: mapping('I', 'Q'),
     AM: mapping('A', 'AQ'),
+    FR: {
+      Type: 'AWS::Events::Rule',
+      Properties: {
+        Description: 'F: every 5 minutes',
+        ScheduleExpression: 'rate(5 minutes)',
+        State: 'ENABLED',
+        Targets: [{ Arn: arn('F'), Id: 'Target0', RetryPolicy: { MaximumRetryAttempts: 0 } }],
+      },
+    },
   },
   Outputs: {
     OrdersQueueUrl: { Value: { Ref: 'Q' } },
@@ -77,6 +86,9 @@ const OUTPUTS = {
   AggregateFunctionName: 'aggregate-fn',
   FinalizeFunctionName: 'finalize-fn',
 };
+const FINALIZE_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:finalize-fn';
+/** The rule's physical name, as CloudFormation lists it. */
+const RULE_NAME = 'app-FR-1A2B3C';
 const queueFacts = (dlqArn: string, delaySeconds = 0): QueueFacts => ({
   visibilityTimeoutS: 180,
   retentionS: 345_600,
@@ -124,8 +136,13 @@ const HEALTHY: LiveStack = {
     aggregate: fnFacts({ TABLE_NAME: OUTPUTS.TableName }, 'aggregate.fifo', {
       reservedConcurrency: 10,
     }),
-    finalize: fnFacts({ TABLE_NAME: OUTPUTS.TableName }, undefined, { timeoutS: 120 }),
+    finalize: fnFacts({ TABLE_NAME: OUTPUTS.TableName }, undefined, {
+      timeoutS: 120,
+      arn: FINALIZE_ARN,
+    }),
   },
+  triggers: { ingest: 'Enabled', aggregate: 'Enabled', finalize: 'Enabled' },
+  resources: { FR: RULE_NAME },
 };
 const flagged = (subject: string, name: string, detail = ''): Finding => ({
   subject,
@@ -317,6 +334,63 @@ describe('onceflow check --fix', () => {
     ).toEqual([]);
   });
 
+  it('creates a schedule’s rule deleted by hand as the template sets it, by the name CloudFormation lists', () => {
+    const deleted: LiveStack = { ...HEALTHY, triggers: { ...HEALTHY.triggers, finalize: 'none' } };
+    const finding = flagged('finalize', 'schedule', 'no rule invokes it: no hour becomes final');
+    const { repairs, left } = plan(deleted, [finding]);
+    expect(left).toEqual([]);
+    expect(repairs.map((r) => [r.subject, r.name, r.change, r.request])).toEqual([
+      [
+        'finalize',
+        'schedule',
+        `create rule ${RULE_NAME}: rate(5 minutes), ENABLED, target Target0`,
+        {
+          kind: 'create-rule',
+          rule: {
+            Name: RULE_NAME,
+            Description: 'F: every 5 minutes',
+            ScheduleExpression: 'rate(5 minutes)',
+            State: 'ENABLED',
+            // The target's function, by the ARN Lambda gives it.
+            Targets: [
+              { Id: 'Target0', Arn: FINALIZE_ARN, RetryPolicy: { MaximumRetryAttempts: 0 } },
+            ],
+          },
+        },
+      ],
+    ]);
+    // Without CloudFormation's list of resources, the name is not guessed.
+    const { resources: _, ...unlisted } = deleted;
+    expect(plan(unlisted, [finding]).left.map((l) => l.reason)).toEqual([
+      "not put back: rule FR's name is not known: CloudFormation lists no such resource",
+    ]);
+    // A target setting it would not re-create leaves the whole rule to the operator.
+    const transformed = {
+      ...TEMPLATE,
+      Resources: {
+        ...TEMPLATE.Resources,
+        FR: {
+          ...TEMPLATE.Resources.FR,
+          Properties: {
+            ...TEMPLATE.Resources.FR.Properties,
+            Targets: [{ Arn: arn('F'), Id: 'T', InputTransformer: { InputTemplate: '{}' } }],
+          },
+        },
+      },
+    };
+    const kept = planRepairs(transformed, deleted, [finding]);
+    expect(kept.repairs).toEqual([]);
+    expect(kept.left[0]?.reason).toMatch(
+      /^not put back: rule FR has a setting not re-created here \(Targets\.0\.InputTransformer: /,
+    );
+    // A paused rule is not a missing one: nothing is created beside it.
+    expect(
+      plan({ ...HEALTHY, triggers: { ...HEALTHY.triggers, finalize: 'Disabled' } }, [
+        flagged('finalize', 'schedule', 'Disabled'),
+      ]).repairs,
+    ).toEqual([]);
+  });
+
   it('leaves a pause, the table, and a setting as deployed, each with its reason', () => {
     const { repairs, left } = plan(HEALTHY, [
       flagged('ingest', 'trigger', 'orders-mapping: Disabled'),
@@ -330,7 +404,7 @@ describe('onceflow check --fix', () => {
     expect(left.map((l) => `${l.subject}, ${l.name}: ${l.reason}`)).toEqual([
       'ingest, trigger: paused, perhaps on purpose: `onceflow resume ingest` when it should run',
       'finalize, schedule: paused, perhaps on purpose: `onceflow resume finalize` when it should run',
-      'finalize, schedule: a schedule is not created here: create the rule as the template sets it',
+      'finalize, schedule: the deployed template has no scheduled rule for it',
       expect.stringContaining('table, TTL: the table’s own setting: `onceflow table check --fix`'),
       'orders queue, visibility timeout: as deployed: the template sets it so; change the stack’s props and deploy',
       'somewhere, unknown: not a setting the template sets',
@@ -386,6 +460,7 @@ const EVERYTHING = [
   ),
   flagged('ingest', 'trigger', 'no event source mapping from its queue'),
   flagged('aggregate', 'trigger', 'no event source mapping from its queue'),
+  flagged('finalize', 'schedule', 'no rule invokes it'),
 ];
 
 type Fn = keyof LiveStack['functions'];
@@ -441,6 +516,14 @@ const applied = (live: LiveStack, r: Repair): LiveStack => {
       return edit(named(q.functionName), (f) => ({ ...f, timeoutS: q.seconds }));
     case 'environment':
       return edit(named(q.functionName), (f) => ({ ...f, environment: { ...q.variables } }));
+    case 'create-rule':
+      return {
+        ...live,
+        triggers: {
+          ...live.triggers,
+          finalize: q.rule.State === 'DISABLED' ? 'Disabled' : 'Enabled',
+        },
+      };
     case 'create-mapping':
       return edit(named(q.functionName), (f) => ({
         ...f,
@@ -482,6 +565,7 @@ const driftArb = fc.record({
   extra: option(fc.constantFrom('DEBUG', 'INFO')),
   responseTypesCleared: fc.boolean(),
   triggerDeleted: option(fc.constantFrom<Fn>('ingest', 'aggregate')),
+  ruleDeleted: fc.boolean(),
 });
 
 /** Hand edits an operator may make during an incident, each drawn or not. */
@@ -526,6 +610,7 @@ const drifted = (d: HandEdits): LiveStack => {
       mappings: f.mappings.map((m) => ({ ...m, FunctionResponseTypes: [] })),
     }));
   if (d.triggerDeleted) edit(d.triggerDeleted, (f) => ({ ...f, mappings: [] }));
+  if (d.ruleDeleted) live = { ...live, triggers: { ...live.triggers, finalize: 'none' } };
   return live;
 };
 
@@ -539,6 +624,7 @@ describe('onceflow check --fix, for any hand edits', () => {
         // Every judged setting is the template's again; a variable an operator added stays.
         const strip = (l: LiveStack) => ({
           queues: l.queues,
+          triggers: l.triggers,
           functions: FNS.map((fn) => {
             const { mappings, environment, ...rest } = l.functions[fn];
             const { POWERTOOLS_LOG_LEVEL: _, ...templateVariables } = environment;

@@ -257,6 +257,60 @@ describe('the rule runner and Lambda’s asynchronous invocations', () => {
     runner.stop();
   });
 
+  it('runs a rule put while running from when it was put, only with the targets it has, and no more once deleted', async () => {
+    const { calls, runner } = run([schedule({ expression: 'cron(0 * * * ? *)' })]);
+    const tagged = (n: number) => ({
+      targetId: `T${n}`,
+      functionLogicalId: 'Fn',
+      input: { kind: 'constant' as const, value: n },
+    });
+    // At 15:42:30: a rule with no target runs nothing, though its runs are counted from now.
+    runner.putRule({
+      name: 'app-New',
+      expression: parseScheduleExpression('rate(10 minutes)'),
+      enabled: true,
+    });
+    await vi.advanceTimersByTimeAsync(15 * 60_000);
+    runner.putTargets('app-New', [tagged(1), tagged(2)]);
+    runner.removeTargets('app-Rule', ['Target0']);
+    await vi.advanceTimersByTimeAsync(20 * 60_000);
+    // The hourly rule's only target was removed before 16:00: it ran nothing.
+    expect(calls.map((c) => [c.at, c.event])).toEqual([
+      ['2026-12-05T16:02:30.000Z', 1],
+      ['2026-12-05T16:02:30.000Z', 2],
+      ['2026-12-05T16:12:30.000Z', 1],
+      ['2026-12-05T16:12:30.000Z', 2],
+    ]);
+    expect(runner.rules().map((r) => [r.name, r.targets.map((t) => t.targetId)])).toEqual([
+      ['app-Rule', []],
+      ['app-New', ['T1', 'T2']],
+    ]);
+    // A new schedule counts from its change (16:17:30); the same schedule again changes nothing.
+    runner.putTargets('app-New', [{ ...tagged(2), input: { kind: 'constant', value: 3 } }]);
+    runner.putRule({
+      name: 'app-New',
+      expression: parseScheduleExpression('rate(1 hour)'),
+      enabled: true,
+    });
+    runner.putRule({
+      name: 'app-New',
+      expression: parseScheduleExpression('rate(1 hour)'),
+      enabled: true,
+      description: 'hourly',
+    });
+    await vi.advanceTimersByTimeAsync(60 * 60_000);
+    expect(calls.slice(4).map((c) => [c.at, c.event])).toEqual([
+      ['2026-12-05T17:17:30.000Z', 1],
+      ['2026-12-05T17:17:30.000Z', 3],
+    ]);
+    expect(runner.rules()[1]).toMatchObject({ name: 'app-New', description: 'hourly' });
+    runner.deleteRule('app-New');
+    await vi.advanceTimersByTimeAsync(3 * 60 * 60_000);
+    expect(calls).toHaveLength(6);
+    expect(runner.schedules()).toEqual([]);
+    runner.stop();
+  });
+
   it('sends a constant Input or the part an InputPath names, and runs a rule at once when asked', async () => {
     const { calls, runner } = run([
       schedule({ expression: 'cron(0 * * * ? *)', input: { kind: 'constant', value: { a: 1 } } }),
