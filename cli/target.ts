@@ -177,7 +177,10 @@ export const resolveTarget = async (options: TargetOptions): Promise<Target> => 
     clientConfig: config,
     output: (name) => {
       const value = outputs[name];
-      if (!value) throw new CliError(`stack ${stackName} has no output ${name}`);
+      if (!value)
+        throw new CliError(
+          `stack ${stackName} has no output ${name} (deployed by an older onceflow? \`cdk deploy\` adds it)`,
+        );
       return value;
     },
   };

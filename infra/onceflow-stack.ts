@@ -317,6 +317,7 @@ export class OnceflowStack extends Stack {
       IngestFunctionName: this.ingest.fn.functionName,
       AggregateFunctionName: this.aggregate.fn.functionName,
       FinalizeFunctionName: this.finalizeHours.fn.functionName,
+      WatchFunctionName: this.watchPending.fn.functionName,
       GlueDatabase: this.hourlyTable.databaseName,
       GlueTable: this.hourlyTable.tableName,
       // What `onceflow replay rejects` checks before sending: too-late parts are refused again

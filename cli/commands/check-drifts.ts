@@ -18,7 +18,7 @@ import {
   templateNumber,
   UNRESOLVED,
 } from './check-template.ts';
-import { FUNCTIONS, type FunctionKey, type QueueFunction } from './logs.ts';
+import { FUNCTIONS, type FunctionKey, isQueueFunction, type QueueFunction } from './logs.ts';
 
 /** One call that puts a setting back. */
 export type RepairRequest =
@@ -264,7 +264,7 @@ export const functionDrifts = (
 
   // The function's timeout is half of its queue's visibility timeout judgement.
   const timeoutS = numberOr(properties.Timeout, 3);
-  if (fn !== 'finalize')
+  if (isQueueFunction(fn))
     drifts.push({
       answers: answers(QUEUE_OUTPUTS[fn].name, 'visibility timeout'),
       ...(timeoutS === facts.timeoutS

@@ -216,6 +216,43 @@ export const judgeWiring = (
       };
 };
 
+/**
+ * A scheduled function's schedule (its trigger's state, `none` when no rule invokes it) and its
+ * reserved concurrency. Either one stopped only warns: `held` says what waits meanwhile.
+ */
+export const judgeScheduled = (
+  fn: string,
+  schedule: string,
+  f: FunctionFacts,
+  held: string,
+): Finding[] => [
+  schedule === 'Enabled'
+    ? { subject: fn, name: 'schedule', verdict: 'ok', detail: 'Enabled' }
+    : {
+        subject: fn,
+        name: 'schedule',
+        verdict: 'warn',
+        detail:
+          schedule === 'none'
+            ? `no rule invokes it: ${held} (a rule deleted by hand, which \`cdk deploy\` does not create again: \`onceflow check --fix\` does)`
+            : `${schedule}: ${held} until \`onceflow resume ${fn}\``,
+      },
+  f.reservedConcurrency === 0
+    ? {
+        subject: fn,
+        name: 'reserved concurrency',
+        verdict: 'warn',
+        detail: `0: ${held} (\`onceflow pause ${fn}\` says so in \`status\`)`,
+      }
+    : {
+        subject: fn,
+        name: 'reserved concurrency',
+        verdict: 'ok',
+        detail:
+          f.reservedConcurrency === undefined ? 'none reserved' : String(f.reservedConcurrency),
+      },
+];
+
 /** A queue-fed function's trigger and its reserved concurrency. */
 export const judgeFunction = (fn: QueueFunction, f: FunctionFacts): Finding[] => {
   if (f.mappings.length === 0)

@@ -44,6 +44,7 @@ import {
   judgeCoalescing,
   judgeFunction,
   judgeQueue,
+  judgeScheduled,
   judgeWiring,
   QUEUE_OUTPUTS,
   type QueueFacts,
@@ -52,7 +53,7 @@ import {
 } from './check-rules.ts';
 import { FUNCTIONS, type FunctionKey, type QueueFunction } from './logs.ts';
 import { checkTable } from './table.ts';
-import { queueMappings, triggerReport } from './trigger.ts';
+import { HELD, queueMappings, triggerReport } from './trigger.ts';
 
 const ATTRIBUTES: QueueAttributeName[] = [
   'VisibilityTimeout',
@@ -143,48 +144,24 @@ export const checkPipeline = async (
     judgeWiring('aggregate', aggregate.facts.environment, shared),
     ...judgeCoalescing(aggregate.queue, ingest.facts),
   ];
-  const [finalize, triggers] = await Promise.all([
+  const [finalize, watch, triggers] = await Promise.all([
     functionFacts(t, lambda, 'finalize', async () => []),
+    functionFacts(t, lambda, 'watch', async () => []),
     triggerReport(t),
   ]);
-  const schedule = triggers.states.finalize;
   const table = t.output('TableName');
   const live: LiveStack = {
     outputs: t.outputs,
     queues: { ingest: ingest.queue, aggregate: aggregate.queue },
-    functions: { ingest: ingest.facts, aggregate: aggregate.facts, finalize },
+    functions: { ingest: ingest.facts, aggregate: aggregate.facts, finalize, watch },
     triggers: triggers.states,
   };
   const findings: Finding[] = [
     ...perQueue,
     judgeWiring('finalize', finalize.environment, shared),
-    schedule === 'Enabled'
-      ? { subject: 'finalize', name: 'schedule', verdict: 'ok', detail: 'Enabled' }
-      : {
-          subject: 'finalize',
-          name: 'schedule',
-          verdict: 'warn',
-          detail:
-            schedule === 'none'
-              ? 'no rule invokes it: no hour becomes final (a rule deleted by hand, which `cdk deploy` does not create again: `onceflow check --fix` does)'
-              : `${schedule}: no hour becomes final until \`onceflow resume finalize\``,
-        },
-    finalize.reservedConcurrency === 0
-      ? {
-          subject: 'finalize',
-          name: 'reserved concurrency',
-          verdict: 'warn',
-          detail: '0: no hour is finalized (`onceflow pause finalize` says so in `status`)',
-        }
-      : {
-          subject: 'finalize',
-          name: 'reserved concurrency',
-          verdict: 'ok',
-          detail:
-            finalize.reservedConcurrency === undefined
-              ? 'none reserved'
-              : String(finalize.reservedConcurrency),
-        },
+    ...judgeScheduled('finalize', triggers.states.finalize, finalize, HELD.finalize),
+    judgeWiring('watch', watch.environment, { TABLE_NAME: table }),
+    ...judgeScheduled('watch', triggers.states.watch, watch, HELD.watch),
     ...(await checkTable(t, table, fixTable)).map(
       (c): Finding => ({
         subject: 'table',

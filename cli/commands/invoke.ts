@@ -23,6 +23,7 @@ import { FinalizerRunSchema } from '../../shared/finalizer.ts';
 import { integer, json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import {
+  FUNCTION_KEYS,
   FUNCTIONS,
   type FunctionKey,
   isQueueFunction,
@@ -236,7 +237,10 @@ export const register = (program: Command): void => {
       'invoke a function once: ingest or aggregate with the SQS event its queue’s mapping would deliver for these bodies, finalize with its schedule’s event',
     )
     .addArgument(
-      new Argument('<function>', 'ingest, aggregate or finalize').choices(Object.keys(FUNCTIONS)),
+      // The pending watcher only reports metrics: `status` reads the same pending batches.
+      new Argument('<function>', 'ingest, aggregate or finalize').choices(
+        FUNCTION_KEYS.filter((fn) => fn !== 'watch'),
+      ),
     )
     .argument(
       '[file]',

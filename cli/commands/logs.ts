@@ -23,6 +23,8 @@ export const FUNCTIONS = {
   ingest: 'IngestFunctionName',
   aggregate: 'AggregateFunctionName',
   finalize: 'FinalizeFunctionName',
+  // The pending watcher: its schedule is what feeds the stuck-batch alarm.
+  watch: 'WatchFunctionName',
 } as const;
 export type FunctionKey = keyof typeof FUNCTIONS;
 
@@ -31,7 +33,7 @@ export const QUEUES = { ingest: 'OrdersQueueArn', aggregate: 'AggregateQueueArn'
 export type QueueFunction = keyof typeof QUEUES;
 export const isQueueFunction = (fn: FunctionKey): fn is QueueFunction => fn in QUEUES;
 /** Every function the CLI knows, and the queue-fed ones, in the order they are shown. */
-export const FUNCTION_KEYS: readonly FunctionKey[] = ['ingest', 'aggregate', 'finalize'];
+export const FUNCTION_KEYS: readonly FunctionKey[] = ['ingest', 'aggregate', 'finalize', 'watch'];
 export const QUEUE_FUNCTIONS: readonly QueueFunction[] = ['ingest', 'aggregate'];
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -130,7 +132,7 @@ export const register = (program: Command): void => {
     .command('logs')
     .description('a function’s log: the local runtime’s files, or CloudWatch Logs on AWS')
     .addArgument(
-      new Argument('<function>', 'ingest, aggregate or finalize').choices(Object.keys(FUNCTIONS)),
+      new Argument('<function>', 'ingest, aggregate, finalize or watch').choices(FUNCTION_KEYS),
     )
     .option('--since <when>', 'from this long ago (30s, 10m, 2h, 1d) or this RFC 3339 time')
     .option('--follow', 'keep printing new lines until Ctrl-C')

@@ -1,8 +1,8 @@
 /**
  * `onceflow pause <function>` and `onceflow resume <function>`: disable or enable what invokes
  * a function, on any target, and wait until AWS reports it so. For ingest and the aggregator
- * that is their SQS trigger (the event source mapping); for the finalizer, its EventBridge
- * schedule.
+ * that is their SQS trigger (the event source mapping); for the finalizer and the pending
+ * watcher, their EventBridge schedules.
  *
  * Pausing a trigger is how to stop a queue-fed function during an incident: its messages wait in
  * the queue, no receive spent, for as long as the queue keeps them, and invocations already
@@ -41,8 +41,17 @@ import {
   type QueueFunction,
 } from './logs.ts';
 
-/** Each function's trigger can be paused: the queue-fed ones' mappings, the finalizer's rule. */
+/** Each function's trigger can be paused: the queue-fed ones' mappings, the scheduled ones' rules. */
 const PAUSABLE = FUNCTION_KEYS;
+
+/** What stops while a function's trigger is paused or missing. */
+export const HELD: Record<FunctionKey, string> = {
+  ingest: 'its messages wait in the queue',
+  aggregate: 'its messages wait in the queue',
+  finalize: 'no hour is finalized',
+  // Every alarm treats missing data as fine: with no run, no metric, and no stuck-batch alarm.
+  watch: 'no stuck batch is noticed (the OldestPendingBatchAge alarm reads no data as fine)',
+};
 
 /**
  * What AWS says of each function's trigger: `Enabled`, `Disabled`, or a state in between
@@ -166,7 +175,7 @@ const mappingTrigger = async (
   };
 };
 
-/** The finalizer's EventBridge rules (its schedule), found by the function they target. */
+/** A scheduled function's EventBridge rules (its schedule), found by the function they target. */
 const ruleTrigger = async (
   t: Target,
   { lambda, events }: Clients,
@@ -226,7 +235,12 @@ export const triggerReport = async (t: Target): Promise<TriggerReport> => {
       };
     }),
   );
-  const states: TriggerStates = { ingest: 'unknown', aggregate: 'unknown', finalize: 'unknown' };
+  const states: TriggerStates = {
+    ingest: 'unknown',
+    aggregate: 'unknown',
+    finalize: 'unknown',
+    watch: 'unknown',
+  };
   const changedAt: TriggerReport['changedAt'] = {};
   for (const r of reports) {
     states[r.fn] = r.state;
@@ -283,13 +297,13 @@ const setTrigger = async (t: Target, fn: FunctionKey, enabled: boolean, timeoutS
 
 export const register = (program: Command): void => {
   const fnArgument = () =>
-    new Argument('<function>', "the function whose trigger (the finalizer's: schedule)").choices(
+    new Argument('<function>', "the function whose trigger (a scheduled one's: schedule)").choices(
       PAUSABLE,
     );
   program
     .command('pause')
     .description(
-      "stop what invokes a function: ingest's or the aggregator's SQS trigger (its messages wait in the queue, no receive spent) or the finalizer's schedule; invocations already running finish",
+      "stop what invokes a function: ingest's or the aggregator's SQS trigger (its messages wait in the queue, no receive spent), or the finalizer's or the pending watcher's schedule; invocations already running finish",
     )
     .addArgument(fnArgument())
     .option('--timeout <seconds>', 'how long to wait for AWS', number('seconds', 1), 120)
@@ -301,10 +315,8 @@ export const register = (program: Command): void => {
       run(async (fn: FunctionKey, o: { timeout: number }) => {
         const t = await target();
         const trigger = await setTrigger(t, fn, false, o.timeout);
-        const held =
-          trigger.what === 'trigger' ? 'its messages wait in the queue' : 'no hour is finalized';
         console.log(
-          `${fn}'s ${trigger.what} is paused (${trigger.ids.join(', ')}): ${held} until \`onceflow resume ${fn}\``,
+          `${fn}'s ${trigger.what} is paused (${trigger.ids.join(', ')}): ${HELD[fn]} until \`onceflow resume ${fn}\``,
         );
         return 0;
       }),

@@ -822,7 +822,7 @@ describe('onceflow against the local stack', () => {
       "✗ aggregate queue, coalescing: delivery delay 0 s, under ingest's 2 s window",
     );
     expect(drifted.stdout).toContain(
-      '! finalize, schedule: Disabled: no hour becomes final until `onceflow resume finalize`',
+      '! finalize, schedule: Disabled: no hour is finalized until `onceflow resume finalize`',
     );
     expect(drifted.stdout).toContain(
       `✗ ingest, wiring: TABLE_NAME is restored-table, not ${s.outputs.TableName}`,
@@ -900,7 +900,7 @@ describe('onceflow against the local stack', () => {
     expect(JSON.parse((await s.cli('orders', '--json')).stdout)).toEqual(expectedOrders());
     expect((await s.cli('check', '--dry-run')).stderr).toContain('--dry-run goes with --fix');
   });
-  it('creates a trigger and a schedule deleted by hand again with check --fix, as the deployed template sets them', async () => {
+  it('creates a trigger and two schedules deleted by hand again with check --fix, as the deployed template sets them', async () => {
     await using s = await stack();
     const config = {
       endpoint: s.runtime.endpoint,
@@ -917,24 +917,39 @@ describe('onceflow against the local stack', () => {
       ).EventSourceMappings ?? [];
     const [deployed] = await listed();
     await lambda.send(new DeleteEventSourceMappingCommand({ UUID: deployed?.UUID }));
-    // The finalizer's rule, deleted as EventBridge requires: its targets first.
-    const finalizeArn = `arn:aws:lambda:${s.runtime.region}:000000000000:function:${s.outputs.FinalizeFunctionName}`;
-    const ruleNames = async () =>
-      (await events.send(new ListRuleNamesByTargetCommand({ TargetArn: finalizeArn }))).RuleNames;
-    const [rule] = (await ruleNames()) ?? [];
-    const rules = await events.send(new ListRulesCommand({ NamePrefix: rule }));
-    const targets = await events.send(new ListTargetsByRuleCommand({ Rule: rule }));
-    await events.send(new RemoveTargetsCommand({ Rule: rule, Ids: ['Target0'] }));
-    await events.send(new DeleteRuleCommand({ Name: rule }));
+    // The finalizer's and the pending watcher's rules, deleted as EventBridge requires: their
+    // targets first.
+    const ruleOf = async (functionName: string | undefined) => {
+      const TargetArn = `arn:aws:lambda:${s.runtime.region}:000000000000:function:${functionName}`;
+      const names = async () =>
+        (await events.send(new ListRuleNamesByTargetCommand({ TargetArn }))).RuleNames;
+      const [name = ''] = (await names()) ?? [];
+      const read = async () => ({
+        rules: (await events.send(new ListRulesCommand({ NamePrefix: name }))).Rules,
+        targets: (await events.send(new ListTargetsByRuleCommand({ Rule: name }))).Targets,
+      });
+      return { name, names, read, deployed: await read() };
+    };
+    const finalizeRule = await ruleOf(s.outputs.FinalizeFunctionName);
+    const watchRule = await ruleOf(s.outputs.WatchFunctionName);
+    for (const rule of [finalizeRule, watchRule]) {
+      await events.send(new RemoveTargetsCommand({ Rule: rule.name, Ids: ['Target0'] }));
+      await events.send(new DeleteRuleCommand({ Name: rule.name }));
+    }
 
     // Reported, not fatal: `status` reads the others, and `pause` names the way back.
     const status = parseJson(
       v.object({ triggers: v.record(v.string(), v.string()) }),
       (await s.cli('status', '--json')).stdout,
     );
-    expect(status.triggers).toEqual({ ingest: 'Enabled', aggregate: 'none', finalize: 'none' });
+    expect(status.triggers).toEqual({
+      ingest: 'Enabled',
+      aggregate: 'none',
+      finalize: 'none',
+      watch: 'none',
+    });
     expect((await s.cli('status')).stdout).toContain(
-      'triggers: ingest enabled, aggregate MISSING, finalize MISSING (`onceflow check --fix` creates a missing trigger as deployed)',
+      'triggers: ingest enabled, aggregate MISSING, finalize MISSING, watch MISSING (`onceflow check --fix` creates a missing trigger as deployed)',
     );
     expect((await s.cli('pause', 'aggregate')).stderr).toContain('aggregate has no trigger in');
     expect((await s.cli('pause', 'finalize')).stderr).toContain(
@@ -952,23 +967,29 @@ describe('onceflow against the local stack', () => {
     expect(missing.stdout).toContain(
       '✗ aggregate, trigger: no event source mapping from its queue',
     );
-    expect(missing.stdout).toContain('! finalize, schedule: no rule invokes it');
+    expect(missing.stdout).toContain(
+      '! finalize, schedule: no rule invokes it: no hour is finalized (a rule deleted by hand',
+    );
+    // Every alarm reads missing data as fine: without the watcher's runs, a stuck batch is silent.
+    expect(missing.stdout).toContain(
+      '! watch, schedule: no rule invokes it: no stuck batch is noticed (the OldestPendingBatchAge alarm reads no data as fine)',
+    );
     const fixed = await s.cli('check', '--fix');
     expect(fixed.code, fixed.stderr).toBe(0);
     expect(fixed.stderr).toContain(
       `↺ put back aggregate, trigger: create it from ${s.outputs.AggregateQueueArn}: batch size 10, maximum concurrency 10, ReportBatchItemFailures`,
     );
-    expect(fixed.stderr).toContain(
-      `↺ put back finalize, schedule: create rule ${rule}: ${rules.Rules?.[0]?.ScheduleExpression}, ENABLED, target Target0`,
-    );
-    // The same rule again, by its name, so the function's permission for it holds.
-    expect(await ruleNames()).toEqual([rule]);
-    expect((await events.send(new ListRulesCommand({ NamePrefix: rule }))).Rules).toEqual(
-      rules.Rules,
-    );
-    expect((await events.send(new ListTargetsByRuleCommand({ Rule: rule }))).Targets).toEqual(
-      targets.Targets,
-    );
+    for (const [fn, rule] of [
+      ['finalize', finalizeRule],
+      ['watch', watchRule],
+    ] as const) {
+      expect(fixed.stderr).toContain(
+        `↺ put back ${fn}, schedule: create rule ${rule.name}: ${rule.deployed.rules?.[0]?.ScheduleExpression}, ENABLED, target Target0`,
+      );
+      // The same rule again, by its name, so the function's permission for it holds.
+      expect(await rule.names()).toEqual([rule.name]);
+      expect(await rule.read()).toEqual(rule.deployed);
+    }
     expect(fixed.stderr).toMatch(/: \d+ checks, 0 failed, 0 warnings$/m);
     const [created] = await listed();
     expect(created?.UUID).not.toBe(deployed?.UUID);

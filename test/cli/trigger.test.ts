@@ -43,7 +43,12 @@ afterAll(async () => {
 });
 
 const TriggersSchema = v.object({
-  triggers: v.object({ ingest: v.string(), aggregate: v.string(), finalize: v.string() }),
+  triggers: v.strictObject({
+    ingest: v.string(),
+    aggregate: v.string(),
+    finalize: v.string(),
+    watch: v.string(),
+  }),
 });
 
 describe('onceflow pause and resume', () => {
@@ -56,6 +61,7 @@ describe('onceflow pause and resume', () => {
       ingest: 'Enabled',
       aggregate: 'Enabled',
       finalize: 'Enabled',
+      watch: 'Enabled',
     });
 
     // Seconds: status prints the time of the change to the second.
@@ -67,11 +73,12 @@ describe('onceflow pause and resume', () => {
       ingest: 'Disabled',
       aggregate: 'Enabled',
       finalize: 'Enabled',
+      watch: 'Enabled',
     });
     // Since when: the pause's time, from the mapping's LastModified.
     const printed = await cli('status');
     const since =
-      /triggers: ingest PAUSED since (\S+Z), aggregate enabled, finalize enabled \(resume with `onceflow resume ingest`\)/.exec(
+      /triggers: ingest PAUSED since (\S+Z), aggregate enabled, finalize enabled, watch enabled \(resume with `onceflow resume ingest`\)/.exec(
         printed.stdout,
       )?.[1];
     expect(since, printed.stdout).toBeDefined();
@@ -155,7 +162,7 @@ describe('onceflow pause and resume', () => {
     expect((await cli('batch', batchId, '--json')).stdout).toContain('"applied"');
   });
 
-  it('holds the finalizer’s schedule with pause finalize, as DisableRule does, and resumes it', async () => {
+  it('holds the finalizer’s and the pending watcher’s schedules with pause, as DisableRule does, and resumes them', async () => {
     const state = recordState(runtime, dir);
     const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
     const rule = runtime.stack.schedules.find((s) =>
@@ -171,6 +178,19 @@ describe('onceflow pause and resume', () => {
     const resumed = await cli('resume', 'finalize');
     expect(resumed.code, resumed.stderr).toBe(0);
     expect((await cli('status')).stdout).toContain('finalize enabled');
+
+    // The pending watcher's schedule alike, and `check` warns of it meanwhile.
+    const watcher = runtime.stack.schedules.find((s) =>
+      s.functionLogicalId.startsWith('WatchPending'),
+    );
+    expect((await cli('pause', 'watch')).stdout).toBe(
+      `watch's schedule is paused (${watcher?.ruleName}): no stuck batch is noticed (the OldestPendingBatchAge alarm reads no data as fine) until \`onceflow resume watch\`\n`,
+    );
+    expect((await cli('check')).stdout).toContain(
+      '! watch, schedule: Disabled: no stuck batch is noticed (the OldestPendingBatchAge alarm reads no data as fine) until `onceflow resume watch`',
+    );
+    expect((await cli('resume', 'watch')).code).toBe(0);
+    expect((await cli('status')).stdout).toContain('watch enabled');
   });
 
   it('shows and changes a trigger’s concurrency and batch size with scale, and prints Lambda’s refusals', async () => {
@@ -216,7 +236,7 @@ describe('onceflow pause and resume', () => {
     const refused = await onceflow(['--local-state', state, 'pause', 'watcher']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
-      "'watcher' is invalid for argument 'function'. Allowed choices are ingest, aggregate, finalize.",
+      "'watcher' is invalid for argument 'function'. Allowed choices are ingest, aggregate, finalize, watch.",
     );
   });
 });

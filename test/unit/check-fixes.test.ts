@@ -43,6 +43,7 @@ const TEMPLATE = {
     I: fn({ TABLE_NAME: { Ref: 'T' }, AGGREGATE_QUEUE_URL: { Ref: 'AQ' }, LATE: 'amend' }),
     A: fn({ TABLE_NAME: { Ref: 'T' } }, { ReservedConcurrentExecutions: 10 }),
     F: fn({ TABLE_NAME: { Ref: 'T' } }, { Timeout: 120 }),
+    W: fn({ TABLE_NAME: { Ref: 'T' } }),
     IM: mapping('I', 'Q'),
     AM: mapping('A', 'AQ'),
     FR: {
@@ -53,6 +54,10 @@ const TEMPLATE = {
         State: 'ENABLED',
         Targets: [{ Arn: arn('F'), Id: 'Target0', RetryPolicy: { MaximumRetryAttempts: 0 } }],
       },
+    },
+    WR: {
+      Type: 'AWS::Events::Rule',
+      Properties: { ScheduleExpression: 'rate(5 minutes)', Targets: [{ Arn: arn('W'), Id: 'W' }] },
     },
   },
   Outputs: {
@@ -68,6 +73,7 @@ const TEMPLATE = {
     IngestFunctionName: { Value: { Ref: 'I' } },
     AggregateFunctionName: { Value: { Ref: 'A' } },
     FinalizeFunctionName: { Value: { Ref: 'F' } },
+    WatchFunctionName: { Value: { Ref: 'W' } },
     GlueDatabase: { Value: 'onceflow_dev' },
   },
 };
@@ -85,8 +91,10 @@ const OUTPUTS = {
   IngestFunctionName: 'ingest-fn',
   AggregateFunctionName: 'aggregate-fn',
   FinalizeFunctionName: 'finalize-fn',
+  WatchFunctionName: 'watch-fn',
 };
-const FINALIZE_ARN = 'arn:aws:lambda:us-east-1:000000000000:function:finalize-fn';
+const lambdaArn = (name: string) => `arn:aws:lambda:us-east-1:000000000000:function:${name}`;
+const FINALIZE_ARN = lambdaArn('finalize-fn');
 /** The rule's physical name, as CloudFormation lists it. */
 const RULE_NAME = 'app-FR-1A2B3C';
 const queueFacts = (dlqArn: string, delaySeconds = 0): QueueFacts => ({
@@ -140,9 +148,10 @@ const HEALTHY: LiveStack = {
       timeoutS: 120,
       arn: FINALIZE_ARN,
     }),
+    watch: fnFacts({ TABLE_NAME: OUTPUTS.TableName }, undefined, { arn: lambdaArn('watch-fn') }),
   },
-  triggers: { ingest: 'Enabled', aggregate: 'Enabled', finalize: 'Enabled' },
-  resources: { FR: RULE_NAME },
+  triggers: { ingest: 'Enabled', aggregate: 'Enabled', finalize: 'Enabled', watch: 'Enabled' },
+  resources: { FR: RULE_NAME, WR: 'app-WR-4D5E6F' },
 };
 const flagged = (subject: string, name: string, detail = ''): Finding => ({
   subject,
@@ -455,20 +464,22 @@ const EVERYTHING = [
     ),
   ),
   flagged('aggregate queue', 'coalescing'),
-  ...['ingest', 'aggregate', 'finalize'].flatMap((fn) =>
+  ...['ingest', 'aggregate', 'finalize', 'watch'].flatMap((fn) =>
     ['partial batch responses', 'reserved concurrency', 'wiring'].map((n) => flagged(fn, n)),
   ),
   flagged('ingest', 'trigger', 'no event source mapping from its queue'),
   flagged('aggregate', 'trigger', 'no event source mapping from its queue'),
   flagged('finalize', 'schedule', 'no rule invokes it'),
+  flagged('watch', 'schedule', 'no rule invokes it'),
 ];
 
 type Fn = keyof LiveStack['functions'];
-const FNS: readonly Fn[] = ['ingest', 'aggregate', 'finalize'];
+const FNS: readonly Fn[] = ['ingest', 'aggregate', 'finalize', 'watch'];
 const NAMES: Record<Fn, string> = {
   ingest: OUTPUTS.IngestFunctionName,
   aggregate: OUTPUTS.AggregateFunctionName,
   finalize: OUTPUTS.FinalizeFunctionName,
+  watch: OUTPUTS.WatchFunctionName,
 };
 
 /** What each repair's call does to the running stack, as AWS would apply it. */
@@ -516,14 +527,14 @@ const applied = (live: LiveStack, r: Repair): LiveStack => {
       return edit(named(q.functionName), (f) => ({ ...f, timeoutS: q.seconds }));
     case 'environment':
       return edit(named(q.functionName), (f) => ({ ...f, environment: { ...q.variables } }));
-    case 'create-rule':
+    case 'create-rule': {
+      const fn = FNS.find((f) => live.functions[f].arn === q.rule.Targets[0]?.Arn);
+      if (!fn) throw new Error(`no function for ${r.change}`);
       return {
         ...live,
-        triggers: {
-          ...live.triggers,
-          finalize: q.rule.State === 'DISABLED' ? 'Disabled' : 'Enabled',
-        },
+        triggers: { ...live.triggers, [fn]: q.rule.State === 'DISABLED' ? 'Disabled' : 'Enabled' },
       };
+    }
     case 'create-mapping':
       return edit(named(q.functionName), (f) => ({
         ...f,
@@ -565,7 +576,7 @@ const driftArb = fc.record({
   extra: option(fc.constantFrom('DEBUG', 'INFO')),
   responseTypesCleared: fc.boolean(),
   triggerDeleted: option(fc.constantFrom<Fn>('ingest', 'aggregate')),
-  ruleDeleted: fc.boolean(),
+  rulesDeleted: fc.subarray<Fn>(['finalize', 'watch']),
 });
 
 /** Hand edits an operator may make during an incident, each drawn or not. */
@@ -610,7 +621,7 @@ const drifted = (d: HandEdits): LiveStack => {
       mappings: f.mappings.map((m) => ({ ...m, FunctionResponseTypes: [] })),
     }));
   if (d.triggerDeleted) edit(d.triggerDeleted, (f) => ({ ...f, mappings: [] }));
-  if (d.ruleDeleted) live = { ...live, triggers: { ...live.triggers, finalize: 'none' } };
+  for (const fn of d.rulesDeleted) live = { ...live, triggers: { ...live.triggers, [fn]: 'none' } };
   return live;
 };
 
