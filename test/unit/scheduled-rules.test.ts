@@ -3,6 +3,7 @@
  * target is sent, when runs happen, and how Lambda retries a failed asynchronous invocation.
  * Timers are faked: a run a day away is reached at once.
  */
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type AsyncInvokeConfig,
@@ -309,6 +310,126 @@ describe('the rule runner and Lambda’s asynchronous invocations', () => {
     expect(calls).toHaveLength(6);
     expect(runner.schedules()).toEqual([]);
     runner.stop();
+  });
+
+  it('runs, for any changes made while it runs, exactly the runs the rules as changed name', async () => {
+    type Step =
+      | { kind: 'put'; name: string; every: number; enabled: boolean }
+      | { kind: 'targets' | 'remove'; name: string; ids: string[] }
+      | { kind: 'delete'; name: string }
+      | { kind: 'enabled'; name: string; enabled: boolean }
+      | { kind: 'advance'; minutes: number };
+    const name = fc.constantFrom('app-A', 'app-B');
+    const ids = fc.subarray(['T1', 'T2'], { minLength: 1 });
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          kind: fc.constant('put' as const),
+          name,
+          every: fc.integer({ min: 1, max: 4 }),
+          enabled: fc.boolean(),
+        }),
+      },
+      {
+        weight: 3,
+        arbitrary: fc.record({
+          kind: fc.constantFrom('targets' as const, 'remove' as const),
+          name,
+          ids,
+        }),
+      },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), name }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          kind: fc.constant('enabled' as const),
+          name,
+          enabled: fc.boolean(),
+        }),
+      },
+      {
+        weight: 4,
+        arbitrary: fc.record({
+          kind: fc.constant('advance' as const),
+          minutes: fc.integer({ min: 1, max: 12 }),
+        }),
+      },
+    );
+    // Both rules start with targets, so that most runs have something to run.
+    const setup: Step[] = [
+      { kind: 'put', name: 'app-A', every: 2, enabled: true },
+      { kind: 'put', name: 'app-B', every: 3, enabled: true },
+      { kind: 'targets', name: 'app-A', ids: ['T1', 'T2'] },
+      { kind: 'targets', name: 'app-B', ids: ['T1'] },
+    ];
+    const START = Date.parse('2026-12-05T15:42:30Z');
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 20 }), async (drawn) => {
+        const steps = [...setup, ...drawn];
+        vi.setSystemTime(START);
+        const { calls, runner } = run([]);
+        // The model: each rule's period, when it was counted from, its state and its targets.
+        const model = new Map<
+          string,
+          { every: number; fromMs: number; enabled: boolean; targets: string[] }
+        >();
+        const expected: string[] = [];
+        let now = START;
+        for (const x of steps) {
+          const rule = 'name' in x ? model.get(x.name) : undefined;
+          if (x.kind === 'put') {
+            runner.putRule({
+              name: x.name,
+              expression: parseScheduleExpression(
+                `rate(${x.every} minute${x.every > 1 ? 's' : ''})`,
+              ),
+              enabled: x.enabled,
+            });
+            model.set(x.name, {
+              every: x.every,
+              // The same schedule again keeps counting from when it was first put.
+              fromMs: rule?.every === x.every ? rule.fromMs : now,
+              enabled: x.enabled,
+              targets: rule?.targets ?? [],
+            });
+          } else if (x.kind === 'targets') {
+            runner.putTargets(
+              x.name,
+              x.ids.map((id) => ({
+                targetId: id,
+                functionLogicalId: 'Fn',
+                input: { kind: 'constant', value: `${x.name}/${id}` },
+              })),
+            );
+            if (rule) rule.targets = [...rule.targets.filter((t) => !x.ids.includes(t)), ...x.ids];
+          } else if (x.kind === 'remove') {
+            runner.removeTargets(x.name, x.ids);
+            if (rule) rule.targets = rule.targets.filter((t) => !x.ids.includes(t));
+          } else if (x.kind === 'delete') {
+            runner.deleteRule(x.name);
+            model.delete(x.name);
+          } else if (x.kind === 'enabled') {
+            runner.setEnabled(x.name, x.enabled);
+            if (rule) rule.enabled = x.enabled;
+          } else if (x.kind === 'advance') {
+            const until = now + x.minutes * 60_000;
+            for (const [ruleName, r] of model) {
+              const period = r.every * 60_000;
+              const first = r.fromMs + period * (Math.floor((now - r.fromMs) / period) + 1);
+              for (let at = first; at <= until && r.enabled; at += period)
+                for (const t of r.targets)
+                  expected.push(`${new Date(at).toISOString()} ${ruleName}/${t}`);
+            }
+            await vi.advanceTimersByTimeAsync(x.minutes * 60_000);
+            now = until;
+          }
+        }
+        runner.stop();
+        expect(calls.map((c) => `${c.at} ${String(c.event)}`).sort()).toEqual(expected.sort());
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('sends a constant Input or the part an InputPath names, and runs a rule at once when asked', async () => {
