@@ -51,7 +51,7 @@ export interface QueueFacts {
   readonly dlqRetentionS: number;
 }
 
-/** What the checks read of a queue-fed function and its trigger. */
+/** What the checks read of a function and, for a queue-fed one, its trigger. */
 export interface FunctionFacts {
   /** Its ARN: what a rule's target names. */
   readonly arn?: string;

@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import type { Drift, LiveStack } from './check-drifts.ts';
-import { ScheduledRuleSchema, type Template, UNRESOLVED } from './check-template.ts';
+import { referenced, ScheduledRuleSchema, type Template, UNRESOLVED } from './check-template.ts';
 import { FUNCTIONS, type FunctionKey } from './logs.ts';
 
 const GetAttArn = v.object({ 'Fn::GetAtt': v.tuple([v.string(), v.literal('Arn')]) });
@@ -31,10 +31,10 @@ export const scheduleDrifts = (
   fn: FunctionKey,
 ): Drift[] => {
   if (live.triggers?.[fn] !== 'none') return [];
-  const fnRef = v.safeParse(v.object({ Ref: v.string() }), template.Outputs[FUNCTIONS[fn]]?.Value);
-  if (!fnRef.success) return [];
+  const fnId = referenced(template, FUNCTIONS[fn]);
+  if (fnId === undefined) return [];
   const answers = [{ subject: fn, name: 'schedule' }];
-  return rulesTargeting(template, fnRef.output.Ref).map((id): Drift => {
+  return rulesTargeting(template, fnId).map((id): Drift => {
     const properties = template.Resources[id]?.Properties ?? {};
     const name = properties.Name ?? live.resources?.[id];
     if (name === undefined)
