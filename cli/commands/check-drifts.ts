@@ -143,14 +143,17 @@ export const queueDrifts = (
   const dlq = propertiesOf(template, o.dlq);
   const url = live.outputs[o.queue];
   const dlqUrl = live.outputs[o.dlq];
-  if (!queue || !dlq || url === undefined || dlqUrl === undefined) return [];
   const facts = live.queues[fn];
+  // A deleted queue has no settings to put back (`check-fixes.ts` says why).
+  if (!queue || !dlq || url === undefined || dlqUrl === undefined || facts.queueMissing) return [];
   const subject = o.name;
   const at = attributeDrift(subject);
   const drifts = [
     at('visibility timeout', url, queue, 'VisibilityTimeout', facts.visibilityTimeoutS),
     at('DLQ retention', url, queue, 'MessageRetentionPeriod', facts.retentionS),
-    at('DLQ retention', dlqUrl, dlq, 'MessageRetentionPeriod', facts.dlqRetentionS),
+    ...(facts.dlqMissing
+      ? []
+      : [at('DLQ retention', dlqUrl, dlq, 'MessageRetentionPeriod', facts.dlqRetentionS)]),
     at('coalescing', url, queue, 'DelaySeconds', facts.delaySeconds),
   ];
   const names = ['dead-letter queue', 'maxReceiveCount'];

@@ -18,7 +18,7 @@ import {
   queueDrifts,
   type Repair,
 } from './check-drifts.ts';
-import type { Finding } from './check-rules.ts';
+import { DELETED, type Finding } from './check-rules.ts';
 import { scheduleDrifts } from './check-schedules.ts';
 import { referenced, resolver, TemplateSchema } from './check-template.ts';
 import { FUNCTION_KEYS, FUNCTIONS } from './logs.ts';
@@ -34,6 +34,8 @@ export interface Left {
 
 /** Why a flagged setting with nothing to put back stays as it is. */
 const leftBecause = (f: Finding, drifts: readonly Drift[]): string => {
+  if (f.detail.includes(DELETED))
+    return 'a deleted queue is not created here: create it again by its name with the template’s attributes (its URL and ARN are then those the stack knows), 60 s after the deletion as SQS requires';
   const drift = drifts.find((d) =>
     d.answers.some((a) => a.subject === f.subject && a.name === f.name),
   );

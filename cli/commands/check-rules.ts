@@ -49,7 +49,13 @@ export interface QueueFacts {
   readonly redrive?: { readonly deadLetterTargetArn: string; readonly maxReceiveCount: number };
   readonly dlqArn: string;
   readonly dlqRetentionS: number;
+  /** The queue, or the stack's DLQ, does not exist (deleted by hand): the rest is not known. */
+  readonly queueMissing?: boolean;
+  readonly dlqMissing?: boolean;
 }
+
+/** What a queue deleted by hand leaves; `cdk deploy` does not create it again. */
+export const DELETED = 'does not exist (deleted by hand?)';
 
 /** What the checks read of a function and, for a queue-fed one, its trigger. */
 export interface FunctionFacts {
@@ -77,6 +83,15 @@ const MIN_RECEIVES = 5;
 
 /** The queue a function is fed by: its redrive, visibility timeout and its DLQ's retention. */
 export const judgeQueue = (subject: string, q: QueueFacts, fn: FunctionFacts): Finding[] => {
+  if (q.queueMissing)
+    return [
+      {
+        subject,
+        name: 'queue',
+        verdict: 'fail',
+        detail: `${DELETED}: producers' sends fail and its trigger reads nothing; CloudFormation still lists it, so \`cdk deploy\` does not create it again`,
+      },
+    ];
   const window = Math.max(0, ...fn.mappings.map((m) => m.MaximumBatchingWindowInSeconds ?? 0));
   const advised = VISIBILITY_FACTOR * fn.timeoutS + window;
   const findings: Finding[] = [
@@ -103,16 +118,47 @@ export const judgeQueue = (subject: string, q: QueueFacts, fn: FunctionFacts): F
       },
     ];
   const { deadLetterTargetArn, maxReceiveCount } = q.redrive;
+  const retention: Finding[] = q.dlqMissing
+    ? []
+    : [
+        q.fifo
+          ? {
+              subject,
+              name: 'DLQ retention',
+              verdict: 'ok',
+              detail: `${span(q.dlqRetentionS)} from the move (a FIFO queue's message starts its retention again in its DLQ)`,
+            }
+          : q.dlqRetentionS > q.retentionS
+            ? {
+                subject,
+                name: 'DLQ retention',
+                verdict: 'ok',
+                detail: `${span(q.dlqRetentionS)}, longer than the queue's ${span(q.retentionS)}`,
+              }
+            : {
+                subject,
+                name: 'DLQ retention',
+                verdict: 'warn',
+                detail: `${span(q.dlqRetentionS)}, not longer than the queue's ${span(q.retentionS)}: a standard queue's message keeps its first enqueue time in the DLQ, so it may expire there before anyone redrives it`,
+              },
+      ];
   return [
     ...findings,
-    deadLetterTargetArn === q.dlqArn
-      ? { subject, name: 'dead-letter queue', verdict: 'ok', detail: deadLetterTargetArn }
-      : {
+    deadLetterTargetArn === q.dlqArn && q.dlqMissing
+      ? {
           subject,
           name: 'dead-letter queue',
-          verdict: 'warn',
-          detail: `${deadLetterTargetArn}, not the stack's ${q.dlqArn}: its alarm, \`status\` and \`replay dlq\` watch the stack's`,
-        },
+          verdict: 'fail',
+          detail: `${deadLetterTargetArn} ${DELETED}: a message that fails ${maxReceiveCount} times has no DLQ to go to, and \`status\` and \`replay dlq\` have none to read`,
+        }
+      : deadLetterTargetArn === q.dlqArn
+        ? { subject, name: 'dead-letter queue', verdict: 'ok', detail: deadLetterTargetArn }
+        : {
+            subject,
+            name: 'dead-letter queue',
+            verdict: 'warn',
+            detail: `${deadLetterTargetArn}, not the stack's ${q.dlqArn}: its alarm, \`status\` and \`replay dlq\` watch the stack's`,
+          },
     maxReceiveCount >= MIN_RECEIVES
       ? { subject, name: 'maxReceiveCount', verdict: 'ok', detail: String(maxReceiveCount) }
       : {
@@ -121,26 +167,7 @@ export const judgeQueue = (subject: string, q: QueueFacts, fn: FunctionFacts): F
           verdict: 'warn',
           detail: `${maxReceiveCount}, under the ${MIN_RECEIVES} AWS advises: a batch throttled or failing transiently reaches the DLQ sooner (redrive it with \`replay dlq\`)`,
         },
-    q.fifo
-      ? {
-          subject,
-          name: 'DLQ retention',
-          verdict: 'ok',
-          detail: `${span(q.dlqRetentionS)} from the move (a FIFO queue's message starts its retention again in its DLQ)`,
-        }
-      : q.dlqRetentionS > q.retentionS
-        ? {
-            subject,
-            name: 'DLQ retention',
-            verdict: 'ok',
-            detail: `${span(q.dlqRetentionS)}, longer than the queue's ${span(q.retentionS)}`,
-          }
-        : {
-            subject,
-            name: 'DLQ retention',
-            verdict: 'warn',
-            detail: `${span(q.dlqRetentionS)}, not longer than the queue's ${span(q.retentionS)}: a standard queue's message keeps its first enqueue time in the DLQ, so it may expire there before anyone redrives it`,
-          },
+    ...retention,
   ];
 };
 
@@ -152,6 +179,8 @@ export const judgeQueue = (subject: string, q: QueueFacts, fn: FunctionFacts): F
  * hour object until the hour's next notification or a `reconcile`.
  */
 export const judgeCoalescing = (aggregateQueue: QueueFacts, ingest: FunctionFacts): Finding[] => {
+  // A deleted queue is judged as such (`judgeQueue`), not for a delay nobody can read.
+  if (aggregateQueue.queueMissing) return [];
   // Ingest's setting, as the stack passes it (shared/config.ts).
   const windowS = Number(ingest.environment.HOUR_COALESCE_SECONDS ?? 0);
   const subject = 'aggregate queue';

@@ -29,6 +29,7 @@ import {
 import {
   GetQueueAttributesCommand,
   type QueueAttributeName,
+  QueueDoesNotExist,
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
@@ -65,16 +66,27 @@ const ATTRIBUTES: QueueAttributeName[] = [
 
 const queueFacts = async (t: Target, fn: QueueFunction): Promise<QueueFacts> => {
   const o = QUEUE_OUTPUTS[fn];
-  const attributes = async (url: string) =>
-    (
-      await t.clients.sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ATTRIBUTES }),
-      )
-    ).Attributes ?? {};
-  const [queue, dlq] = await Promise.all([
+  // Undefined: the queue does not exist, deleted by hand (a finding, not a failed check).
+  const attributes = async (url: string) => {
+    try {
+      return (
+        (
+          await t.clients.sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ATTRIBUTES }),
+          )
+        ).Attributes ?? {}
+      );
+    } catch (error) {
+      if (error instanceof QueueDoesNotExist) return undefined;
+      throw error;
+    }
+  };
+  const [found, foundDlq] = await Promise.all([
     attributes(t.output(o.queue)),
     attributes(t.output(o.dlq)),
   ]);
+  const queue = found ?? {};
+  const dlq = foundDlq ?? {};
   const redrive =
     queue.RedrivePolicy === undefined || queue.RedrivePolicy === ''
       ? undefined
@@ -87,6 +99,8 @@ const queueFacts = async (t: Target, fn: QueueFunction): Promise<QueueFacts> => 
     ...(redrive ? { redrive } : {}),
     dlqArn: t.output(o.dlqArn),
     dlqRetentionS: Number(dlq.MessageRetentionPeriod ?? 345_600),
+    ...(found ? {} : { queueMissing: true }),
+    ...(foundDlq ? {} : { dlqMissing: true }),
   };
 };
 

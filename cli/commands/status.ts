@@ -2,6 +2,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CloudWatchClient, GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
+import { QueueDoesNotExist } from '@aws-sdk/client-sqs';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
 import * as v from 'valibot';
@@ -13,12 +14,15 @@ import type { Target } from '../target.ts';
 import { countRejects } from './rejects.ts';
 import { type TriggerReport, type TriggerStates, triggerReport } from './trigger.ts';
 
-export interface QueueStatus {
-  readonly name: string;
-  readonly visible: number;
-  readonly inFlight: number;
-  readonly delayed: number;
-}
+/** A queue's depth, or `missing` when it does not exist (deleted by hand: `onceflow check`). */
+export type QueueStatus =
+  | {
+      readonly name: string;
+      readonly visible: number;
+      readonly inFlight: number;
+      readonly delayed: number;
+    }
+  | { readonly name: string; readonly missing: true };
 
 export interface Status {
   readonly queues: QueueStatus[];
@@ -108,10 +112,14 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
     ['aggregate DLQ', 'AggregateDlqUrl'],
   ];
   const queues = await Promise.all(
-    queueOutputs.map(async ([name, output]) => ({
-      name,
-      ...(await queueDepth(target.clients.sqs, target.output(output))),
-    })),
+    queueOutputs.map(async ([name, output]): Promise<QueueStatus> => {
+      try {
+        return { name, ...(await queueDepth(target.clients.sqs, target.output(output))) };
+      } catch (error) {
+        if (error instanceof QueueDoesNotExist) return { name, missing: true };
+        throw error;
+      }
+    }),
   );
   const store = new DynamoLedger(target.clients.dynamo, target.output('TableName'));
   const [totals, pending] = await Promise.all([store.totals(), store.pendingBatches()]);
@@ -204,7 +212,13 @@ export const register = (program: Command): void => {
           style: { head: [], border: [], compact: true },
         });
         for (const q of s.queues)
-          queues.push([q.name, String(q.visible), String(q.inFlight), String(q.delayed)]);
+          queues.push(
+            'missing' in q
+              ? [q.name, 'MISSING', '', '']
+              : [q.name, String(q.visible), String(q.inFlight), String(q.delayed)],
+          );
+        if (s.queues.some((q) => 'missing' in q))
+          console.error('a queue is missing: `onceflow check` says what that breaks');
         console.log(
           `${t.stackName} (${t.kind}${t.endpoint ? ` at ${t.endpoint}` : ''})\n${queues.toString()}`,
         );

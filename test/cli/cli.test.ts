@@ -1261,7 +1261,7 @@ describe('onceflow errors and help', () => {
     );
   });
 
-  it('rejects a bad interval, an unreachable or unknown stack, and says when it cannot read a queue', async () => {
+  it('rejects a bad interval, an unreachable or unknown stack, says when it cannot read a queue, and names a deleted queue in status and check', async () => {
     const interval = await onceflow(['reconcile', '--from', '2026-10-02', '--to', '2026-10-01']);
     expect(interval.code).toBe(1);
     expect(interval.stderr).toContain('--from 2026-10-02 must be before --to 2026-10-01');
@@ -1316,6 +1316,36 @@ describe('onceflow errors and help', () => {
     expect(drained.code).toBe(1);
     expect(drained.stderr).toContain("onceflow: could not read the queues' depth: ");
     expect(drained.stderr).not.toContain('did not drain');
+    // `status` and `check` name a deleted queue, and a deleted DLQ, rather than stop at them.
+    await s.runtime.clients.sqs.send(new DeleteQueueCommand({ QueueUrl: s.outputs.OrdersDlqUrl }));
+    const status = await s.cli('status');
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/│ orders DLQ +│ MISSING +│/);
+    expect(status.stdout).toMatch(/│ aggregate +│ MISSING +│/);
+    expect(status.stderr).toContain('a queue is missing: `onceflow check` says what that breaks');
+    expect(
+      parseJson(
+        v.object({ queues: v.array(v.record(v.string(), v.unknown())) }),
+        (await s.cli('status', '--json')).stdout,
+      ).queues,
+    ).toEqual([
+      { name: 'orders', visible: 0, inFlight: 0, delayed: 0 },
+      { name: 'orders DLQ', missing: true },
+      { name: 'aggregate', missing: true },
+      { name: 'aggregate DLQ', visible: 0, inFlight: 0, delayed: 0 },
+    ]);
+    const checked = await s.cli('check', '--fix');
+    expect(checked.code).toBe(1);
+    expect(checked.stdout).toContain(
+      `✗ orders queue, dead-letter queue: ${s.outputs.OrdersDlqArn} does not exist (deleted by hand?)`,
+    );
+    expect(checked.stdout).toContain(
+      "✗ aggregate queue, queue: does not exist (deleted by hand?): producers' sends fail",
+    );
+    expect(checked.stderr).toContain(
+      '· left aggregate queue, queue: a deleted queue is not created here: create it again by its name',
+    );
+    expect(checked.stderr).toContain('0 settings put back, 2 left');
   });
 
   it('prints an example in the help of every command', async () => {

@@ -420,6 +420,39 @@ describe('onceflow check --fix', () => {
     ]);
   });
 
+  it('leaves a queue deleted by hand, saying how to create it again, and puts back nothing of it', () => {
+    const live: LiveStack = {
+      ...HEALTHY,
+      queues: {
+        ingest: { ...HEALTHY.queues.ingest, dlqMissing: true, dlqRetentionS: 345_600 },
+        aggregate: { ...HEALTHY.queues.aggregate, queueMissing: true, delaySeconds: 0 },
+      },
+    };
+    const { repairs, left } = plan(live, [
+      flagged(
+        'orders queue',
+        'dead-letter queue',
+        `${OUTPUTS.OrdersDlqArn} does not exist (deleted by hand?): …`,
+      ),
+      flagged('aggregate queue', 'queue', 'does not exist (deleted by hand?): …'),
+    ]);
+    // Neither the deleted DLQ's retention nor the deleted queue's delay is "put back".
+    expect(repairs).toEqual([]);
+    expect(left.map((l) => [l.subject, l.reason])).toEqual([
+      [
+        'orders queue',
+        expect.stringMatching(/^a deleted queue is not created here: create it again by its name/),
+      ],
+      ['aggregate queue', expect.stringMatching(/^a deleted queue is not created here/)],
+    ]);
+    expect(
+      plan(live, [
+        flagged('orders queue', 'DLQ retention'),
+        flagged('aggregate queue', 'coalescing'),
+      ]).repairs,
+    ).toEqual([]);
+  });
+
   it('leaves a variable whose reference no output resolves, rather than guess it', () => {
     const template = {
       ...TEMPLATE,

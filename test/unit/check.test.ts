@@ -139,6 +139,32 @@ describe('onceflow check', () => {
     expect(judgeCoalescing(queue, fn)).toMatchObject([{ verdict: 'ok' }]);
   });
 
+  it('fails a queue or its DLQ deleted by hand, and judges nothing it cannot read', () => {
+    expect(judgeQueue('orders queue', { ...queue, queueMissing: true }, fn)).toEqual([
+      {
+        subject: 'orders queue',
+        name: 'queue',
+        verdict: 'fail',
+        detail: expect.stringMatching(
+          /^does not exist \(deleted by hand\?\): producers' sends fail/,
+        ),
+      },
+    ]);
+    const noDlq = judgeQueue('orders queue', { ...queue, dlqMissing: true }, fn);
+    // No retention read from a queue that is not there.
+    expect(verdicts(noDlq)).toEqual([
+      'visibility timeout: ok',
+      'dead-letter queue: fail',
+      'maxReceiveCount: ok',
+    ]);
+    expect(noDlq[1]?.detail).toBe(
+      `${DLQ} does not exist (deleted by hand?): a message that fails 5 times has no DLQ to go to, and \`status\` and \`replay dlq\` have none to read`,
+    );
+    // A missing aggregate queue is not also judged for its delay.
+    const ingest = { ...fn, environment: { HOUR_COALESCE_SECONDS: '2' } };
+    expect(judgeCoalescing({ ...queue, queueMissing: true }, ingest)).toEqual([]);
+  });
+
   it('fails a function whose table, bucket or aggregate queue is not the stack’s', () => {
     const expected = { TABLE_NAME: 'stack-table', BUCKET_NAME: 'stack-bucket' };
     expect(judgeWiring('aggregate', { ...expected, LEVEL: 'DEBUG' }, expected)).toMatchObject({
