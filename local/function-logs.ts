@@ -3,7 +3,7 @@
  * with each run (the emulators' state is new too), which every environment of the function
  * writes to, restarts included; without a directory, the output is discarded.
  */
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, type WriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -19,6 +19,15 @@ export const functionLogs = (dir: string | undefined) => {
     return file;
   };
   return {
+    /**
+     * Starts each function's file afresh, before any of them runs: a function that has not run
+     * yet in this runtime would otherwise show the last run's lines (to `onceflow logs`, and its
+     * metrics to `onceflow status`).
+     */
+    begin: (functionNames: readonly string[]) => {
+      // Emptied now: a stream opens its file later, once the event loop turns.
+      if (dir) for (const name of functionNames) writeFileSync(join(dir, `${name}.log`), '');
+    },
     /** Where a function's environment sends one of its output streams. */
     output: (functionName: string) => (stream: Readable) => {
       if (!dir) {

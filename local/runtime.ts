@@ -94,6 +94,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         resources: () => localResources(stack.stackName, template, physicalIdOf),
       });
     register(stackTemplate.template);
+    logs.begin(stack.functions.map((f) => f.name));
     const hooks = installCrashHooks(emulators, options.onCall);
     removeHooks = hooks.remove;
     const { byKey } = hooks;

@@ -3,7 +3,7 @@
  * files to the SDK's own client, to `onceflow logs` on its AWS path (`--target localstack`), and
  * to the AWS CLI when the machine has it.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { loadStack, physicalName } from '../../local/template.ts';
 import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
 import { follow, onceflow } from '../support/cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
@@ -201,5 +202,38 @@ describe('CloudWatch Logs on the local edge', () => {
     expect(events.filter((e) => e.message.includes('batch applied')).length).toBeGreaterThanOrEqual(
       4,
     );
+  });
+});
+
+describe('the local runtime’s log files', () => {
+  it('starts each function’s log afresh when a runtime starts, before the function runs', async () => {
+    const { assemblyDir, stackName } = inject('assembly');
+    const localStackName = uniqueName('fresh-logs');
+    const dir = mkdtempSync(join(tmpdir(), 'onceflow-logs-'));
+    // The last run's lines, in the files this stack's functions write (`<stack>-<logicalId>`).
+    const functionIds = Object.entries(loadStack(assemblyDir, stackName).template.Resources)
+      .filter(([, r]) => r.Type === 'AWS::Lambda::Function')
+      .map(([id]) => id);
+    const stale = functionIds.map((id) => `${physicalName(localStackName, id, 64)}.log`);
+    for (const file of stale)
+      writeFileSync(join(dir, file), `${JSON.stringify({ DuplicateBatches: 5 })}\n`);
+    writeFileSync(join(dir, 'another-stack-fn.log'), 'kept\n');
+    const fresh = await startLocalRuntime({
+      assemblyDir,
+      stackName,
+      localStackName,
+      dynamoLocal: sharedDynamoLocal(),
+      logDir: dir,
+    });
+    try {
+      // Each of its functions' files was written with stale lines; none of them has run yet.
+      const files = fresh.stack.functions.map((f) => `${f.name}.log`);
+      expect(files.length).toBeGreaterThanOrEqual(4);
+      expect(stale).toEqual(expect.arrayContaining(files));
+      for (const file of files) expect(readFileSync(join(dir, file), 'utf8')).toBe('');
+      expect(readFileSync(join(dir, 'another-stack-fn.log'), 'utf8')).toBe('kept\n');
+    } finally {
+      await fresh.stop();
+    }
   });
 });
