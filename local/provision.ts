@@ -10,6 +10,7 @@ import type { AwsClients } from '../adapters/clients.ts';
 import { mappingRefusal, reservationRefusal } from './lambda-quotas.ts';
 import { functionsOf, LOCAL_ACCOUNT, type LocalFunction } from './provision-functions.ts';
 import { createOrKeepTable, tableInput } from './provision-table.ts';
+import { queueAttributes } from './queue-attributes.ts';
 import { type LocalSchedule, scheduledRules } from './rules.ts';
 import { type LocalSchedulerSchedule, schedulerSchedules } from './scheduler.ts';
 import {
@@ -87,19 +88,6 @@ const PROVISIONED = new Set([
   'AWS::S3::Bucket',
 ]);
 
-/** SQS attributes the template sets that mean something to a local queue. */
-const QUEUE_ATTRIBUTES = [
-  'VisibilityTimeout',
-  'MessageRetentionPeriod',
-  'DelaySeconds',
-  'MaximumMessageSize',
-  'ReceiveMessageWaitTimeSeconds',
-  'FifoQueue',
-  'ContentBasedDeduplication',
-  'DeduplicationScope',
-  'FifoThroughputLimit',
-] as const;
-
 /** Orders logical ids so that every resource comes after those it refers to. */
 const dependencyOrder = (resources: [string, Resource][]): [string, Resource][] => {
   const byId = new Map(resources);
@@ -141,11 +129,7 @@ export const provisionStack = async (
         typeof props.QueueName === 'string'
           ? props.QueueName
           : `${physicalName(stackName, id, fifo ? 75 : 80)}${fifo ? '.fifo' : ''}`;
-      const attributes: Record<string, string> = {};
-      for (const key of QUEUE_ATTRIBUTES)
-        if (props[key] !== undefined) attributes[key] = String(props[key]);
-      if (props.RedrivePolicy !== undefined)
-        attributes.RedrivePolicy = JSON.stringify(props.RedrivePolicy);
+      const { attributes } = queueAttributes(props);
       const url =
         (
           await clients.sqs.send(

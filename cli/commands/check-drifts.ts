@@ -49,7 +49,12 @@ export type RepairRequest =
       readonly functionName: string;
       readonly variables: Readonly<Record<string, string>>;
     }
-  | { readonly kind: 'create-rule'; readonly rule: ScheduledRule };
+  | { readonly kind: 'create-rule'; readonly rule: ScheduledRule }
+  | {
+      readonly kind: 'create-queue';
+      readonly queueName: string;
+      readonly attributes: Readonly<Record<string, string>>;
+    };
 
 export interface Repair {
   readonly subject: string;

@@ -18,6 +18,7 @@ import {
   queueDrifts,
   type Repair,
 } from './check-drifts.ts';
+import { deletedQueueDrifts } from './check-queues.ts';
 import { DELETED, type Finding } from './check-rules.ts';
 import { scheduleDrifts } from './check-schedules.ts';
 import { referenced, resolver, TemplateSchema } from './check-template.ts';
@@ -34,12 +35,15 @@ export interface Left {
 
 /** Why a flagged setting with nothing to put back stays as it is. */
 const leftBecause = (f: Finding, drifts: readonly Drift[]): string => {
-  if (f.detail.includes(DELETED))
-    return 'a deleted queue is not created here: create it again by its name with the template’s attributes (its URL and ARN are then those the stack knows), 60 s after the deletion as SQS requires';
-  const drift = drifts.find((d) =>
+  const answering = drifts.filter((d) =>
     d.answers.some((a) => a.subject === f.subject && a.name === f.name),
   );
-  if (drift?.unresolvable) return `not put back: ${drift.unresolvable}`;
+  // Any of them that could not be resolved says why, before what else answers the same finding.
+  const unresolvable = answering.find((d) => d.unresolvable)?.unresolvable;
+  if (unresolvable) return `not put back: ${unresolvable}`;
+  const drift = answering[0];
+  if (f.detail.includes(DELETED))
+    return 'deleted, and the deployed template has nothing to create it again from';
   if (f.name === 'schedule' && f.detail.startsWith('no rule'))
     return 'the deployed template has no scheduled rule for it';
   if (f.name === 'trigger' || f.name === 'schedule')
@@ -82,6 +86,8 @@ export const planRepairs = (
   const drifts = [
     ...queueDrifts(template, live, resolve, 'ingest'),
     ...queueDrifts(template, live, resolve, 'aggregate'),
+    ...deletedQueueDrifts(template, live, resolve, 'ingest'),
+    ...deletedQueueDrifts(template, live, resolve, 'aggregate'),
     ...FUNCTION_KEYS.flatMap((fn) => [
       ...functionDrifts(template, live, resolve, fn),
       ...scheduleDrifts(template, live, resolve, fn),

@@ -12,33 +12,24 @@ import {
   GetTemplateCommand,
   paginateListStackResources,
 } from '@aws-sdk/client-cloudformation';
-import { EventBridgeClient, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import {
-  CreateEventSourceMappingCommand,
-  DeleteFunctionConcurrencyCommand,
   type EventSourceMappingConfiguration,
-  GetEventSourceMappingCommand,
   GetFunctionConcurrencyCommand,
   GetFunctionConfigurationCommand,
   LambdaClient,
-  PutFunctionConcurrencyCommand,
-  UpdateEventSourceMappingCommand,
-  UpdateFunctionConfigurationCommand,
-  waitUntilFunctionUpdatedV2,
 } from '@aws-sdk/client-lambda';
 import {
   GetQueueAttributesCommand,
   type QueueAttributeName,
   QueueDoesNotExist,
-  SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import type { Command } from 'commander';
 import * as v from 'valibot';
-import { waitFor } from '../../local/net.ts';
 import { counted, terminalSafe } from '../../local/render.ts';
 import { json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
-import { type LiveStack, planRepairs, type Repair } from './check-fixes.ts';
+import { apply, repairClients } from './check-apply.ts';
+import { type LiveStack, planRepairs } from './check-fixes.ts';
 import {
   type Finding,
   type FunctionFacts,
@@ -216,88 +207,6 @@ const deployed = async (
   }
 };
 
-/** Lambda applies a trigger's change in the background (`Creating`, `Updating`): waits for it. */
-const settled = (lambda: LambdaClient, UUID: string | undefined) =>
-  waitFor(
-    async () =>
-      !['Creating', 'Updating'].includes(
-        (await lambda.send(new GetEventSourceMappingCommand({ UUID }))).State ?? '',
-      ),
-    { timeoutMs: 120_000, what: `trigger ${UUID} to settle` },
-  );
-
-/** The clients the changes are made with, made once per `--fix`. */
-interface Clients {
-  readonly lambda: LambdaClient;
-  readonly events: EventBridgeClient;
-}
-
-/** Makes one change; a function's update is waited for, since Lambda refuses the next meanwhile. */
-const apply = async (t: Target, { lambda, events }: Clients, { request: r }: Repair) => {
-  switch (r.kind) {
-    case 'create-rule': {
-      const { Targets, ...rule } = r.rule;
-      await events.send(new PutRuleCommand(rule));
-      const put = await events.send(
-        new PutTargetsCommand({ Rule: rule.Name, EventBusName: rule.EventBusName, Targets }),
-      );
-      if (put.FailedEntryCount)
-        throw new CliError(
-          `rule ${rule.Name} was created, but EventBridge refused its targets: ${(put.FailedEntries ?? []).map((e) => `${e.TargetId}: ${e.ErrorMessage}`).join('; ')}`,
-        );
-      return;
-    }
-    case 'queue-attributes':
-      await t.clients.sqs.send(
-        new SetQueueAttributesCommand({ QueueUrl: r.queueUrl, Attributes: { ...r.attributes } }),
-      );
-      return;
-    case 'response-types':
-      await lambda.send(
-        new UpdateEventSourceMappingCommand({
-          UUID: r.uuid,
-          FunctionResponseTypes: [...r.functionResponseTypes],
-        }),
-      );
-      return settled(lambda, r.uuid);
-    case 'create-mapping': {
-      const { UUID } = await lambda.send(
-        new CreateEventSourceMappingCommand({
-          FunctionName: r.functionName,
-          EventSourceArn: r.eventSourceArn,
-          ...r.properties,
-        }),
-      );
-      return settled(lambda, UUID);
-    }
-    case 'reserved-concurrency':
-      if (r.value === undefined)
-        await lambda.send(new DeleteFunctionConcurrencyCommand({ FunctionName: r.functionName }));
-      else
-        await lambda.send(
-          new PutFunctionConcurrencyCommand({
-            FunctionName: r.functionName,
-            ReservedConcurrentExecutions: r.value,
-          }),
-        );
-      return;
-    case 'timeout':
-    case 'environment':
-      await lambda.send(
-        new UpdateFunctionConfigurationCommand({
-          FunctionName: r.functionName,
-          ...(r.kind === 'timeout'
-            ? { Timeout: r.seconds }
-            : { Environment: { Variables: { ...r.variables } } }),
-        }),
-      );
-      await waitUntilFunctionUpdatedV2(
-        { client: lambda, maxWaitTime: 120 },
-        { FunctionName: r.functionName },
-      );
-  }
-};
-
 /**
  * `--fix`: puts each flagged setting back as the deployed template sets it, one call at a time,
  * and says what it left and why. Returns the changes made.
@@ -309,8 +218,7 @@ const fix = async (
 ) => {
   const { template, resources } = await deployed(t);
   const { repairs, left } = planRepairs(template, { ...checked.live, resources }, checked.findings);
-  const config = t.clientConfig ?? { region: t.region };
-  const clients = { lambda: new LambdaClient(config), events: new EventBridgeClient(config) };
+  const clients = repairClients(t);
   const verb = dryRun ? 'would put back' : 'put back';
   for (const [done, repair] of repairs.entries()) {
     try {

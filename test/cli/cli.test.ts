@@ -22,6 +22,7 @@ import {
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   DeleteQueueCommand,
+  GetQueueAttributesCommand,
   ListMessageMoveTasksCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -1261,7 +1262,7 @@ describe('onceflow errors and help', () => {
     );
   });
 
-  it('rejects a bad interval, an unreachable or unknown stack, says when it cannot read a queue, and names a deleted queue in status and check', async () => {
+  it('rejects a bad interval, an unreachable or unknown stack, says when it cannot read a queue, names a deleted queue in status and check, and creates it again with check --fix', async () => {
     const interval = await onceflow(['reconcile', '--from', '2026-10-02', '--to', '2026-10-01']);
     expect(interval.code).toBe(1);
     expect(interval.stderr).toContain('--from 2026-10-02 must be before --to 2026-10-01');
@@ -1334,7 +1335,7 @@ describe('onceflow errors and help', () => {
       { name: 'aggregate', missing: true },
       { name: 'aggregate DLQ', visible: 0, inFlight: 0, delayed: 0 },
     ]);
-    const checked = await s.cli('check', '--fix');
+    const checked = await s.cli('check');
     expect(checked.code).toBe(1);
     expect(checked.stdout).toContain(
       `✗ orders queue, dead-letter queue: ${s.outputs.OrdersDlqArn} does not exist (deleted by hand?)`,
@@ -1342,10 +1343,29 @@ describe('onceflow errors and help', () => {
     expect(checked.stdout).toContain(
       "✗ aggregate queue, queue: does not exist (deleted by hand?): producers' sends fail",
     );
-    expect(checked.stderr).toContain(
-      '· left aggregate queue, queue: a deleted queue is not created here: create it again by its name',
+    // Created again by name, with the template's attributes and policy: the same URLs and ARNs.
+    const fixed = await s.cli('check', '--fix');
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(fixed.stderr).toMatch(
+      /↺ put back orders queue, dead-letter queue: create \S+OrdersQueueDlq\S+ again with the template's 3 attributes and its policy/,
     );
-    expect(checked.stderr).toContain('0 settings put back, 2 left');
+    expect(fixed.stderr).toContain('↺ put back aggregate queue, queue: create ');
+    expect(fixed.stderr).toContain('2 settings put back, 0 left');
+    expect(fixed.stderr).toMatch(/: \d+ checks, 0 failed, 0 warnings$/m);
+    const { Attributes: dlq = {} } = await s.runtime.clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: s.outputs.OrdersDlqUrl, AttributeNames: ['All'] }),
+    );
+    expect(dlq).toMatchObject({
+      QueueArn: s.outputs.OrdersDlqArn,
+      MessageRetentionPeriod: '1209600',
+      Policy: expect.stringContaining('aws:SecureTransport'),
+    });
+    // The stack runs on them: the reference stream applies and its hours are published.
+    expect((await s.cli('send', SEED)).code).toBe(0);
+    expect((await s.cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+    expect(essence(JSON.parse((await s.cli('aggregates', '--json')).stdout))).toEqual(
+      expectedHourly(),
+    );
   });
 
   it('prints an example in the help of every command', async () => {

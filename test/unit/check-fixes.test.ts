@@ -37,6 +37,13 @@ const TEMPLATE = {
   Resources: {
     Q: queue('D'),
     D: dlq,
+    DP: {
+      Type: 'AWS::SQS::QueuePolicy',
+      Properties: {
+        PolicyDocument: { Statement: [{ Effect: 'Deny', Resource: arn('D') }] },
+        Queues: [{ Ref: 'D' }],
+      },
+    },
     AQ: queue('AD', { FifoQueue: true, DelaySeconds: 2 }),
     AD: dlq,
     T: { Type: 'AWS::DynamoDB::Table' },
@@ -420,7 +427,7 @@ describe('onceflow check --fix', () => {
     ]);
   });
 
-  it('leaves a queue deleted by hand, saying how to create it again, and puts back nothing of it', () => {
+  it('creates a queue or DLQ deleted by hand again by its name, with the template’s attributes and policy', () => {
     const live: LiveStack = {
       ...HEALTHY,
       queues: {
@@ -428,29 +435,69 @@ describe('onceflow check --fix', () => {
         aggregate: { ...HEALTHY.queues.aggregate, queueMissing: true, delaySeconds: 0 },
       },
     };
-    const { repairs, left } = plan(live, [
+    const findings = [
       flagged(
         'orders queue',
         'dead-letter queue',
         `${OUTPUTS.OrdersDlqArn} does not exist (deleted by hand?): …`,
       ),
       flagged('aggregate queue', 'queue', 'does not exist (deleted by hand?): …'),
+      // Judged on the deleted queues' defaults: nothing to put back but the queues themselves.
+      flagged('orders queue', 'DLQ retention'),
+      flagged('aggregate queue', 'coalescing'),
+    ];
+    const { repairs, left } = plan(live, findings);
+    expect(left.map((l) => [l.subject, l.name])).toEqual([
+      ['orders queue', 'DLQ retention'],
+      ['aggregate queue', 'coalescing'],
     ]);
-    // Neither the deleted DLQ's retention nor the deleted queue's delay is "put back".
-    expect(repairs).toEqual([]);
-    expect(left.map((l) => [l.subject, l.reason])).toEqual([
+    expect(repairs.map((r) => [r.subject, r.name, r.change, r.request])).toEqual([
       [
         'orders queue',
-        expect.stringMatching(/^a deleted queue is not created here: create it again by its name/),
+        'dead-letter queue',
+        "create orders-dlq again with the template's 1 attributes and its policy",
+        {
+          kind: 'create-queue',
+          queueName: 'orders-dlq',
+          attributes: {
+            MessageRetentionPeriod: '1209600',
+            // The policy's reference to the queue's ARN, resolved through the outputs.
+            Policy: JSON.stringify({
+              Statement: [{ Effect: 'Deny', Resource: OUTPUTS.OrdersDlqArn }],
+            }),
+          },
+        },
       ],
-      ['aggregate queue', expect.stringMatching(/^a deleted queue is not created here/)],
+      [
+        'aggregate queue',
+        'queue',
+        "create aggregate.fifo again with the template's 4 attributes",
+        {
+          kind: 'create-queue',
+          queueName: 'aggregate.fifo',
+          attributes: {
+            VisibilityTimeout: '180',
+            RedrivePolicy: JSON.stringify({
+              deadLetterTargetArn: OUTPUTS.AggregateDlqArn,
+              maxReceiveCount: 5,
+            }),
+            FifoQueue: 'true',
+            DelaySeconds: '2',
+          },
+        },
+      ],
     ]);
-    expect(
-      plan(live, [
-        flagged('orders queue', 'DLQ retention'),
-        flagged('aggregate queue', 'coalescing'),
-      ]).repairs,
-    ).toEqual([]);
+    // A setting SQS has no attribute for is named, and the queue left to the operator.
+    const tagged = {
+      ...TEMPLATE,
+      Resources: {
+        ...TEMPLATE.Resources,
+        D: { ...dlq, Properties: { ...dlq.Properties, Bogus: 1 } },
+      },
+    };
+    expect(planRepairs(tagged, live, findings).left[0]?.reason).toBe(
+      'not put back: queue D has settings not re-created here (Bogus)',
+    );
   });
 
   it('leaves a variable whose reference no output resolves, rather than guess it', () => {
@@ -504,6 +551,7 @@ const EVERYTHING = [
   flagged('aggregate', 'trigger', 'no event source mapping from its queue'),
   flagged('finalize', 'schedule', 'no rule invokes it'),
   flagged('watch', 'schedule', 'no rule invokes it'),
+  flagged('orders queue', 'dead-letter queue', 'does not exist (deleted by hand?)'),
 ];
 
 type Fn = keyof LiveStack['functions'];
@@ -560,6 +608,31 @@ const applied = (live: LiveStack, r: Repair): LiveStack => {
       return edit(named(q.functionName), (f) => ({ ...f, timeoutS: q.seconds }));
     case 'environment':
       return edit(named(q.functionName), (f) => ({ ...f, environment: { ...q.variables } }));
+    case 'create-queue': {
+      const key = q.queueName.includes('aggregate') ? 'aggregate' : 'ingest';
+      const dlqQueue = q.queueName.includes('dlq');
+      const { queueMissing: _, dlqMissing: __, ...facts } = live.queues[key];
+      const retention = Number(q.attributes.MessageRetentionPeriod ?? 345_600);
+      return {
+        ...live,
+        queues: {
+          ...live.queues,
+          [key]: dlqQueue
+            ? {
+                ...facts,
+                ...(live.queues[key].queueMissing ? { queueMissing: true } : {}),
+                dlqRetentionS: retention,
+              }
+            : {
+                ...facts,
+                ...(live.queues[key].dlqMissing ? { dlqMissing: true } : {}),
+                visibilityTimeoutS: Number(q.attributes.VisibilityTimeout ?? 30),
+                retentionS: retention,
+                delaySeconds: Number(q.attributes.DelaySeconds ?? 0),
+              },
+        },
+      };
+    }
     case 'create-rule': {
       const fn = FNS.find((f) => live.functions[f].arn === q.rule.Targets[0]?.Arn);
       if (!fn) throw new Error(`no function for ${r.change}`);
@@ -610,6 +683,7 @@ const driftArb = fc.record({
   responseTypesCleared: fc.boolean(),
   triggerDeleted: option(fc.constantFrom<Fn>('ingest', 'aggregate')),
   rulesDeleted: fc.subarray<Fn>(['finalize', 'watch']),
+  dlqDeleted: fc.boolean(),
 });
 
 /** Hand edits an operator may make during an incident, each drawn or not. */
@@ -655,6 +729,11 @@ const drifted = (d: HandEdits): LiveStack => {
     }));
   if (d.triggerDeleted) edit(d.triggerDeleted, (f) => ({ ...f, mappings: [] }));
   for (const fn of d.rulesDeleted) live = { ...live, triggers: { ...live.triggers, [fn]: 'none' } };
+  if (d.dlqDeleted)
+    live = {
+      ...live,
+      queues: { ...live.queues, ingest: { ...live.queues.ingest, dlqMissing: true } },
+    };
   return live;
 };
 
