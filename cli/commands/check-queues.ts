@@ -43,10 +43,10 @@ const deletedQueue = (
   const properties = id === undefined ? undefined : template.Resources[id]?.Properties;
   if (id === undefined || url === undefined || properties === undefined)
     return { answers, unresolvable: `${o.output} names no queue of the template` };
-  const resolved = resolve(properties);
-  if (resolved === UNRESOLVED || typeof resolved !== 'object' || resolved === null)
+  const resolved = v.safeParse(v.record(v.string(), v.unknown()), resolve(properties));
+  if (!resolved.success)
     return { answers, unresolvable: `queue ${id}'s properties do not resolve through the stack` };
-  const { attributes, others } = queueAttributes(resolved as Record<string, unknown>);
+  const { attributes, others } = queueAttributes(resolved.output);
   if (others.length > 0)
     return {
       answers,
