@@ -79,10 +79,8 @@ export const deletedQueueDrifts = (
 ): Drift[] => {
   const o = QUEUE_OUTPUTS[fn];
   const facts = live.queues[fn];
+  // The DLQ first: SQS refuses a redrive policy whose dead-letter queue does not exist.
   return [
-    ...(facts.queueMissing
-      ? [deletedQueue(template, live, resolve, { subject: o.name, name: 'queue', output: o.queue })]
-      : []),
     ...(facts.dlqMissing
       ? [
           deletedQueue(template, live, resolve, {
@@ -91,6 +89,9 @@ export const deletedQueueDrifts = (
             output: o.dlq,
           }),
         ]
+      : []),
+    ...(facts.queueMissing
+      ? [deletedQueue(template, live, resolve, { subject: o.name, name: 'queue', output: o.queue })]
       : []),
   ];
 };

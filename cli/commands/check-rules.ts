@@ -91,6 +91,17 @@ export const judgeQueue = (subject: string, q: QueueFacts, fn: FunctionFacts): F
         verdict: 'fail',
         detail: `${DELETED}: producers' sends fail and its trigger reads nothing; CloudFormation still lists it, so \`cdk deploy\` does not create it again`,
       },
+      // Its DLQ too, when it is gone: the queue's redrive policy needs it back first.
+      ...(q.dlqMissing
+        ? [
+            {
+              subject,
+              name: 'dead-letter queue',
+              verdict: 'fail' as const,
+              detail: `${q.dlqArn} ${DELETED}: a message that keeps failing has no DLQ to go to`,
+            },
+          ]
+        : []),
     ];
   const window = Math.max(0, ...fn.mappings.map((m) => m.MaximumBatchingWindowInSeconds ?? 0));
   const advised = VISIBILITY_FACTOR * fn.timeoutS + window;

@@ -487,6 +487,20 @@ describe('onceflow check --fix', () => {
         },
       ],
     ]);
+    // Both of one pair gone: the DLQ is created first, as the queue's redrive policy names it.
+    const both: LiveStack = {
+      ...HEALTHY,
+      queues: {
+        ...HEALTHY.queues,
+        ingest: { ...HEALTHY.queues.ingest, queueMissing: true, dlqMissing: true },
+      },
+    };
+    expect(
+      plan(both, [
+        flagged('orders queue', 'queue', 'does not exist (deleted by hand?): …'),
+        flagged('orders queue', 'dead-letter queue', 'does not exist (deleted by hand?): …'),
+      ]).repairs.map((r) => r.request.kind === 'create-queue' && r.request.queueName),
+    ).toEqual(['orders-dlq', 'orders']);
     // A setting SQS has no attribute for is named, and the queue left to the operator.
     const tagged = {
       ...TEMPLATE,

@@ -150,6 +150,10 @@ describe('onceflow check', () => {
         ),
       },
     ]);
+    // Both gone: the DLQ is named too, since the queue's redrive policy needs it back first.
+    expect(
+      verdicts(judgeQueue('orders queue', { ...queue, queueMissing: true, dlqMissing: true }, fn)),
+    ).toEqual(['queue: fail', 'dead-letter queue: fail']);
     const noDlq = judgeQueue('orders queue', { ...queue, dlqMissing: true }, fn);
     // No retention read from a queue that is not there.
     expect(verdicts(noDlq)).toEqual([
