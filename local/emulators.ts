@@ -8,11 +8,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
+import { AlarmBook } from './alarm-book.ts';
 import {
   answerCloudFormation,
   CLOUDFORMATION_ACTIONS,
   type LocalStackRecord,
 } from './cloudformation.ts';
+import {
+  answerCloudWatch,
+  CLOUDWATCH_TARGET_PREFIX,
+  type CloudWatchBackend,
+} from './cloudwatch-api.ts';
 import { type RunningDynamoLocal, startDynamoLocal } from './dynamodb-local.ts';
 import { answerEvents, EVENTS_TARGET_PREFIX } from './events-api.ts';
 import { type FauxqsGaps, probeFauxqsGaps } from './fauxqs-gaps.ts';
@@ -27,10 +33,13 @@ import {
 } from './http.ts';
 import { answerLambda, isLambdaRequest, type LambdaBackend } from './lambda-api.ts';
 import { answerLogs, LOGS_TARGET_PREFIX } from './logs-api.ts';
+import { MetricStore } from './metrics.ts';
 import { freePort } from './net.ts';
 import { releaseOrphaned } from './orphaned-receives.ts';
+import { LOCAL_ACCOUNT } from './provision-functions.ts';
 import { answerInjectedConflict, isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
 import { answerScheduler } from './scheduler-api.ts';
+import { sampleQueues } from './sqs-metrics.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
 import { answerSqsQuery, SQS_QUERY_ACTIONS } from './sqs-query.ts';
 
@@ -98,6 +107,10 @@ export interface Emulators {
   registerStack(stack: LocalStackRecord): void;
   /** Serves Lambda's API for these functions; returns how to stop serving them. */
   registerFunctions(backend: LambdaBackend): () => void;
+  /** CloudWatch's metrics in this account and region: every runtime on the edge publishes here. */
+  readonly metrics: MetricStore;
+  /** CloudWatch's alarms in this account and region: each runtime adopts its stack's. */
+  readonly alarms: AlarmBook;
   /** Adds fault hooks (runtimes sharing the emulators each add theirs); returns the remover. */
   addHooks(hooks: EdgeHooks): () => void;
   stop(): Promise<void>;
@@ -140,6 +153,7 @@ const SERVED_SERVICES = new Set([
   'logs',
   'events',
   'scheduler',
+  'monitoring',
 ]);
 
 /** The service a SigV4-signed request is for (its credential scope); undefined when unsigned. */
@@ -210,13 +224,20 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         'fauxqs gives one message per group per FIFO receive, where SQS gives as many of a group as it can',
       );
     const preconditions = new S3Preconditions(fauxqs, gaps.s3Preconditions);
-    const moveTasks = new SqsMoveTasks(
-      new SQSClient({
-        endpoint: fauxqsEndpoint,
-        region: LOCAL_REGION,
-        credentials: LOCAL_CREDENTIALS,
-      }),
-    );
+    const fauxqsSqs = new SQSClient({
+      endpoint: fauxqsEndpoint,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    const moveTasks = new SqsMoveTasks(fauxqsSqs);
+    const cloudWatch: CloudWatchBackend = {
+      metrics: new MetricStore(),
+      alarms: new AlarmBook({ region: LOCAL_REGION, account: LOCAL_ACCOUNT }),
+      sample: (metrics, nowMs) => {
+        stores?.expireVisibility();
+        return sampleQueues(fauxqsSqs, cloudWatch.metrics, metrics, nowMs);
+      },
+    };
 
     const hookSets = new Set<EdgeHooks>();
     /** The edge's own address, once it listens (query-protocol SQS calls go through it again). */
@@ -274,6 +295,13 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         return forward(req, res, fauxqs, onAnswer, body);
       }
       const target = req.headers['x-amz-target'];
+      if (typeof target === 'string' && target.startsWith(CLOUDWATCH_TARGET_PREFIX))
+        return answerCloudWatch(
+          req,
+          res,
+          target.slice(CLOUDWATCH_TARGET_PREFIX.length),
+          cloudWatch,
+        );
       if (typeof target === 'string' && target.startsWith(LOGS_TARGET_PREFIX))
         return answerLogs(req, res, target.slice(LOGS_TARGET_PREFIX.length), [...lambdas]);
       if (typeof target === 'string' && target.startsWith(EVENTS_TARGET_PREFIX)) {
@@ -329,6 +357,8 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       region: LOCAL_REGION,
       dynamoLocal: { endpoint: dynamo.endpoint, pid: dynamo.pid },
       gaps,
+      metrics: cloudWatch.metrics,
+      alarms: cloudWatch.alarms,
       registerStack: (stack) => {
         stacks.set(stack.name, stack);
       },

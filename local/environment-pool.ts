@@ -12,6 +12,7 @@
  * beyond it is throttled before any environment is taken.
  */
 import type { LambdaEnvironment } from './lambda-environment.ts';
+import type { Datum } from './metrics.ts';
 import type { LocalFunction } from './provision.ts';
 import { ThrottledError } from './throttling.ts';
 
@@ -28,13 +29,18 @@ export class EnvironmentPool {
   /** Every live environment, busy or idle. */
   readonly environments: LambdaEnvironment[] = [];
 
+  readonly #publish: (datum: Datum) => void;
+
   constructor(
     functions: readonly LocalFunction[],
     /** Starts an environment of a function (cold, on its first invocation). */
     create: (fn: LocalFunction) => LambdaEnvironment,
+    /** Where Lambda's metrics of each invocation go (`AWS/Lambda`, by `FunctionName`). */
+    publish: (datum: Datum) => void = () => {},
   ) {
     this.#functions = functions;
     this.#create = create;
+    this.#publish = publish;
     for (const fn of functions) this.#reserve(fn);
   }
 
@@ -75,13 +81,29 @@ export class EnvironmentPool {
     void env.dispose();
   }
 
-  /** Runs `work` in an idle environment of the function, or a new one. */
+  #metric(fn: LocalFunction, name: string, value: number, unit: string): void {
+    this.#publish({
+      namespace: 'AWS/Lambda',
+      name,
+      dimensions: { FunctionName: fn.name },
+      timestampMs: Date.now(),
+      value,
+      unit,
+    });
+  }
+
+  /**
+   * Runs `work` in an idle environment of the function, or a new one, and publishes Lambda's
+   * metrics of it: `Invocations`, `Duration`, and `Errors` when it fails as a whole (or
+   * `Throttles`, when it is refused).
+   */
   async run<T>(logicalId: string, work: (env: LambdaEnvironment) => Promise<T>): Promise<T> {
     const fn = this.#current(logicalId);
     const busy = this.#busy.get(logicalId) ?? 0;
     const reserved = this.#reserved.get(logicalId);
     if (reserved !== undefined && busy >= reserved) {
       this.throttles.set(logicalId, (this.throttles.get(logicalId) ?? 0) + 1);
+      this.#metric(fn, 'Throttles', 1, 'Count');
       throw new ThrottledError(fn.name, reserved);
     }
     this.#busy.set(logicalId, busy + 1);
@@ -90,9 +112,16 @@ export class EnvironmentPool {
       env = this.#create(fn);
       this.environments.push(env);
     }
+    const startedMs = performance.now();
+    let failed = true;
     try {
-      return await work(env);
+      const result = await work(env);
+      failed = false;
+      return result;
     } finally {
+      this.#metric(fn, 'Invocations', 1, 'Count');
+      this.#metric(fn, 'Duration', performance.now() - startedMs, 'Milliseconds');
+      if (failed) this.#metric(fn, 'Errors', 1, 'Count');
       this.#busy.set(logicalId, (this.#busy.get(logicalId) ?? 1) - 1);
       // One that ran code updated meanwhile is not reused: the next invocation gets the new.
       if (env.fn !== this.#current(logicalId)) this.#retire(env);

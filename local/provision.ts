@@ -7,6 +7,7 @@ import { type CreateTableCommandInput, UpdateTimeToLiveCommand } from '@aws-sdk/
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
+import { type TemplateAlarms, templateAlarms } from './alarms.ts';
 import { mappingRefusal, reservationRefusal } from './lambda-quotas.ts';
 import { functionsOf, LOCAL_ACCOUNT, type LocalFunction } from './provision-functions.ts';
 import { createOrKeepTable, tableInput } from './provision-table.ts';
@@ -60,6 +61,8 @@ export interface ProvisionedStack {
   readonly schedules: readonly LocalSchedule[];
   /** EventBridge Scheduler schedules invoking the stack's functions. */
   readonly schedulerSchedules: readonly LocalSchedulerSchedule[];
+  /** The metric alarms, evaluated by the edge against the metrics the runtime publishes. */
+  readonly alarms: TemplateAlarms['alarms'];
   /** The stack outputs, resolved: what `cdk deploy` would print. */
   readonly outputs: Readonly<Record<string, string>>;
   /** Resource types that have no local meaning (IAM, alarms, log groups, policies…). */
@@ -219,6 +222,12 @@ export const provisionStack = async (
     functions.map((f) => f.logicalId),
     { stackName, region, account: LOCAL_ACCOUNT, resolveValue: (value) => resolve(value, ctx) },
   );
+  const { alarms, notRun: alarmsNotRun } = templateAlarms(entries, {
+    stackName,
+    region,
+    account: LOCAL_ACCOUNT,
+    resolveValue: (value) => resolve(value, ctx),
+  });
   const { schedules, notRun: rulesNotRun } = scheduledRules(
     entries,
     functions.map((f) => f.logicalId),
@@ -242,6 +251,7 @@ export const provisionStack = async (
       return target ? [`${id}: it invokes ${target}, which is not run locally`] : [];
     }),
     ...rulesNotRun,
+    ...alarmsNotRun,
     ...scheduler.notRun,
     ...functions.flatMap((fn) => {
       const targets: [string, string | undefined][] = [
@@ -312,6 +322,7 @@ export const provisionStack = async (
     'AWS::Events::Rule',
     'AWS::Lambda::EventInvokeConfig',
     'AWS::Scheduler::Schedule',
+    'AWS::CloudWatch::Alarm',
   ]);
   const notEmulated = [
     ...new Set(entries.map(([, r]) => r.Type).filter((t) => !handled.has(t))),
@@ -326,6 +337,7 @@ export const provisionStack = async (
     mappings,
     schedules,
     schedulerSchedules: scheduler.schedules,
+    alarms,
     outputs,
     notEmulated,
     notRun,

@@ -18,6 +18,7 @@ import { reconfigured } from './lambda-configuration.ts';
 import { stackAsyncFunctions } from './lambda-destinations.ts';
 import { LambdaEnvironment } from './lambda-environment.ts';
 import { applyMappingChanges, type LocalMapping } from './lambda-mappings-api.ts';
+import { eachLine, emfDatapoints } from './metrics.ts';
 import { waitFor } from './net.ts';
 import { mappingUuid, pollerMapping } from './poller-mapping.ts';
 import { functionsOnRunningStack, LOCAL_ACCOUNT, provisionStack } from './provision.ts';
@@ -57,8 +58,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
   let pool: EnvironmentPool | undefined;
   let unregisterFunctions = () => {};
   let removeHooks = () => {};
+  let removeAlarms = () => {};
   const shutdown = async () => {
     asyncRuns?.stop();
+    removeAlarms();
     unregisterFunctions();
     await Promise.all([...pollers.values()].map((p) => p.stop()));
     await Promise.all(retired);
@@ -84,7 +87,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         : undefined) ??
       (type === 'AWS::Lambda::EventSourceMapping'
         ? mappingUuid(stack.stackName, logicalId)
-        : undefined);
+        : undefined) ??
+      stack.alarms.find((a) => a.logicalId === logicalId)?.alarm.AlarmName;
     const register = (template: Template) =>
       emulators.registerStack({
         name: stack.stackName,
@@ -94,35 +98,47 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
         resources: () => localResources(stack.stackName, template, physicalIdOf),
       });
     register(stackTemplate.template);
+    // As CloudFormation creates them with the stack, and deletes them with it.
+    removeAlarms = emulators.alarms.adopt(stack.alarms, Date.now());
     logs.begin(stack.functions.map((f) => f.name));
     const hooks = installCrashHooks(emulators, options.onCall);
     removeHooks = hooks.remove;
     const { byKey } = hooks;
 
     let environmentsStarted = 0;
-    const environments = new EnvironmentPool(stack.functions, (fn) => {
-      // Its number in the keys it signs with: fixed for its life, as environments come and go.
-      const serial = environmentsStarted++;
-      const env: LambdaEnvironment = new LambdaEnvironment(fn, {
-        baseEnvironment: {
-          AWS_REGION: emulators.region,
-          AWS_DEFAULT_REGION: emulators.region,
-          AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-          AWS_ENDPOINT_URL: emulators.endpoint,
-          S3_FORCE_PATH_STYLE: 'true',
-          AWS_EC2_METADATA_DISABLED: 'true',
-          TZ: 'UTC',
-        },
-        accessKeyId: (generation) => {
-          const key = `LOCAL${runtimeId}E${serial}G${generation}`;
-          byKey.set(key, env);
-          return key;
-        },
-        output: logs.output(fn.name),
-        platform: logs.platform(fn.name),
-      });
-      return env;
-    });
+    const environments = new EnvironmentPool(
+      stack.functions,
+      (fn) => {
+        // Its number in the keys it signs with: fixed for its life, as environments come and go.
+        const serial = environmentsStarted++;
+        const env: LambdaEnvironment = new LambdaEnvironment(fn, {
+          baseEnvironment: {
+            AWS_REGION: emulators.region,
+            AWS_DEFAULT_REGION: emulators.region,
+            AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+            AWS_ENDPOINT_URL: emulators.endpoint,
+            S3_FORCE_PATH_STYLE: 'true',
+            AWS_EC2_METADATA_DISABLED: 'true',
+            TZ: 'UTC',
+          },
+          accessKeyId: (generation) => {
+            const key = `LOCAL${runtimeId}E${serial}G${generation}`;
+            byKey.set(key, env);
+            return key;
+          },
+          output: (stream) => {
+            logs.output(fn.name)(stream);
+            // CloudWatch Logs extracts the metrics a function logs in the embedded metric format.
+            eachLine(stream, (line) => {
+              for (const datum of emfDatapoints(line)) emulators.metrics.put(datum);
+            });
+          },
+          platform: logs.platform(fn.name),
+        });
+        return env;
+      },
+      (datum) => emulators.metrics.put(datum),
+    );
     pool = environments;
 
     /** A poller for the mapping, started: one per mapping of the template, or created since. */

@@ -86,8 +86,16 @@ describe('provisioning from the synthesized template', () => {
       )?.url,
     );
     expect(stack.notEmulated).toEqual(
-      expect.arrayContaining(['AWS::CloudWatch::Alarm', 'AWS::IAM::Role']),
+      expect.arrayContaining(['AWS::CloudWatch::Dashboard', 'AWS::IAM::Role']),
     );
+    // Every alarm is evaluated locally, under the name `<stack>-<logicalId>`.
+    const declared = Object.entries(template.Resources).filter(
+      ([, r]) => r.Type === 'AWS::CloudWatch::Alarm',
+    );
+    expect(stack.alarms.map((a) => a.alarm.AlarmName).sort()).toEqual(
+      declared.map(([id]) => `${stack.stackName}-${id}`).sort(),
+    );
+    expect(stack.notRun.filter((line) => line.startsWith('Alarms'))).toEqual([]);
   });
 
   it('resolves every function’s environment to the local resources and reads each event source mapping', async () => {

@@ -1,0 +1,202 @@
+/**
+ * The edge's CloudWatch alarms, as an account's: each running stack's (its template's, adopted
+ * while its runtime runs) and any put through the API. Each keeps its configuration (what
+ * `PutMetricAlarm` set since included), its state and history, and whether its actions are on
+ * (`DisableAlarmActions` turns them off, as an operator silencing a noisy alarm does).
+ *
+ * CloudWatch evaluates an alarm every minute. The edge evaluates it each time it is read, which
+ * gives the state CloudWatch would show at that moment; a state set by `SetAlarmState` holds
+ * until the next evaluation, a minute later at most, as on AWS.
+ */
+import { type AlarmState, evaluateAlarm, type MetricAlarm, metricOf } from './alarms.ts';
+import type { MetricId, StatisticSet } from './metrics.ts';
+
+export class AlarmNotFoundError extends Error {
+  override readonly name = 'AlarmNotFoundError';
+}
+
+export interface AlarmRecord {
+  readonly alarm: MetricAlarm;
+  /** The template's logical id, for an alarm the stack declares. */
+  readonly logicalId: string | undefined;
+  readonly arn: string;
+  state: AlarmState;
+  reason: string;
+  reasonData: string | undefined;
+  stateUpdatedMs: number;
+  /** When the state last changed (an evaluation that keeps it updates only `stateUpdatedMs`). */
+  transitionedMs: number;
+  configurationUpdatedMs: number;
+  /** A state set by `SetAlarmState` holds until then. */
+  heldUntilMs: number | undefined;
+}
+
+export interface HistoryItem {
+  readonly alarmName: string;
+  readonly timestampMs: number;
+  readonly type: 'ConfigurationUpdate' | 'StateUpdate' | 'Action';
+  readonly summary: string;
+}
+
+/** How long a state set by hand holds: until CloudWatch's next evaluation. */
+const EVALUATION_INTERVAL_MS = 60_000;
+/** CloudWatch keeps an alarm's history two weeks; the edge keeps its last entries. */
+const HISTORY_KEPT = 1000;
+
+export class AlarmBook {
+  readonly #records = new Map<string, AlarmRecord>();
+  readonly #history: HistoryItem[] = [];
+  readonly #arnPrefix: string;
+
+  constructor(where: { readonly region: string; readonly account: string }) {
+    this.#arnPrefix = `arn:aws:cloudwatch:${where.region}:${where.account}:alarm:`;
+  }
+
+  /**
+   * Creates a stack's alarms, as CloudFormation does; returns what deletes them when the stack
+   * goes (those still there: one deleted by hand meanwhile stays deleted).
+   */
+  adopt(
+    alarms: readonly { readonly logicalId: string; readonly alarm: MetricAlarm }[],
+    nowMs: number,
+  ): () => void {
+    for (const { logicalId, alarm } of alarms) this.#create(alarm, logicalId, nowMs);
+    return () => {
+      for (const { alarm } of alarms) this.#records.delete(alarm.AlarmName);
+    };
+  }
+
+  #create(alarm: MetricAlarm, logicalId: string | undefined, nowMs: number): void {
+    this.#records.set(alarm.AlarmName, {
+      alarm,
+      logicalId,
+      arn: `${this.#arnPrefix}${alarm.AlarmName}`,
+      state: 'INSUFFICIENT_DATA',
+      reason: 'Unchecked: Initial alarm creation',
+      reasonData: undefined,
+      stateUpdatedMs: nowMs,
+      transitionedMs: nowMs,
+      configurationUpdatedMs: nowMs,
+      heldUntilMs: undefined,
+    });
+    this.#note(alarm.AlarmName, nowMs, 'ConfigurationUpdate', `Alarm "${alarm.AlarmName}" created`);
+  }
+
+  #note(alarmName: string, timestampMs: number, type: HistoryItem['type'], summary: string) {
+    this.#history.push({ alarmName, timestampMs, type, summary });
+    if (this.#history.length > HISTORY_KEPT) this.#history.shift();
+  }
+
+  /** The alarms, by name. */
+  list(): AlarmRecord[] {
+    return [...this.#records.values()].sort((a, b) =>
+      a.alarm.AlarmName < b.alarm.AlarmName ? -1 : 1,
+    );
+  }
+
+  get(name: string): AlarmRecord | undefined {
+    return this.#records.get(name);
+  }
+
+  /** The metrics the alarms watch. */
+  metrics(): MetricId[] {
+    return this.list().map((r) => metricOf(r.alarm));
+  }
+
+  /** Evaluates every alarm whose state is not held, as CloudWatch's evaluation at `nowMs` would. */
+  evaluate(
+    windowOf: (metric: MetricId, fromMs: number, toMs: number) => StatisticSet | undefined,
+    nowMs: number,
+  ): void {
+    for (const record of this.#records.values()) {
+      if (record.heldUntilMs !== undefined && nowMs < record.heldUntilMs) continue;
+      record.heldUntilMs = undefined;
+      const metric = metricOf(record.alarm);
+      const result = evaluateAlarm(record.alarm, (from, to) => windowOf(metric, from, to), nowMs);
+      if (result.state === undefined) continue;
+      this.#enter(record, result.state, result.reason, result.reasonData, nowMs);
+    }
+  }
+
+  #enter(
+    record: AlarmRecord,
+    state: AlarmState,
+    reason: string,
+    reasonData: string | undefined,
+    nowMs: number,
+  ): void {
+    const from = record.state;
+    record.reason = reason;
+    record.reasonData = reasonData;
+    record.stateUpdatedMs = nowMs;
+    if (from === state) return;
+    record.state = state;
+    record.transitionedMs = nowMs;
+    const name = record.alarm.AlarmName;
+    this.#note(name, nowMs, 'StateUpdate', `Alarm updated from ${from} to ${state}`);
+    const actions = {
+      OK: record.alarm.OKActions,
+      ALARM: record.alarm.AlarmActions,
+      INSUFFICIENT_DATA: record.alarm.InsufficientDataActions,
+    }[state];
+    // Nothing is sent locally: an SNS topic is not emulated. The history says what AWS would do.
+    for (const action of record.alarm.ActionsEnabled ? actions : [])
+      this.#note(name, nowMs, 'Action', `Action not run locally: ${action} (not emulated)`);
+  }
+
+  /** `PutMetricAlarm`: creates the alarm, or replaces its configuration and keeps its state. */
+  put(alarm: MetricAlarm, nowMs: number): void {
+    const existing = this.#records.get(alarm.AlarmName);
+    if (!existing) {
+      this.#create(alarm, undefined, nowMs);
+      return;
+    }
+    this.#records.set(alarm.AlarmName, { ...existing, alarm, configurationUpdatedMs: nowMs });
+    this.#note(alarm.AlarmName, nowMs, 'ConfigurationUpdate', `Alarm "${alarm.AlarmName}" updated`);
+  }
+
+  /** `DeleteAlarms`: all of them, or none when one does not exist (CloudWatch's rule). */
+  delete(names: readonly string[]): void {
+    const missing = names.find((n) => !this.#records.has(n));
+    if (missing !== undefined) throw new AlarmNotFoundError(`Alarm ${missing} not found`);
+    for (const name of names) this.#records.delete(name);
+  }
+
+  /** `EnableAlarmActions` / `DisableAlarmActions`: names of other stacks' alarms are ignored. */
+  setActionsEnabled(names: readonly string[], enabled: boolean, nowMs: number): void {
+    for (const name of names) {
+      const record = this.#records.get(name);
+      if (!record || record.alarm.ActionsEnabled === enabled) continue;
+      this.#records.set(name, {
+        ...record,
+        alarm: { ...record.alarm, ActionsEnabled: enabled },
+        configurationUpdatedMs: nowMs,
+      });
+      this.#note(
+        name,
+        nowMs,
+        'ConfigurationUpdate',
+        `Alarm actions ${enabled ? 'enabled' : 'disabled'}`,
+      );
+    }
+  }
+
+  /** `SetAlarmState`: the state holds until the next evaluation, as on AWS. */
+  setState(
+    name: string,
+    state: AlarmState,
+    reason: string,
+    reasonData: string | undefined,
+    nowMs: number,
+  ): void {
+    const record = this.#records.get(name);
+    if (!record) throw new AlarmNotFoundError(`Alarm ${name} not found`);
+    this.#enter(record, state, reason, reasonData, nowMs);
+    record.heldUntilMs = nowMs + EVALUATION_INTERVAL_MS;
+  }
+
+  /** The history, newest first. */
+  history(): HistoryItem[] {
+    return [...this.#history].reverse();
+  }
+}

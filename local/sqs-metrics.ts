@@ -1,0 +1,65 @@
+/**
+ * SQS's CloudWatch metrics for the local edge: a queue's depths, sampled when a metric of it is
+ * read (CloudWatch samples each queue every minute). `ApproximateAgeOfOldestMessage` is not
+ * sampled: the emulator keeps no such figure, so it has no data locally.
+ */
+import {
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  QueueDoesNotExist,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { MetricId, MetricStore } from './metrics.ts';
+
+/** Each sampled metric and the queue attribute it reads. */
+const SAMPLED = {
+  ApproximateNumberOfMessagesVisible: 'ApproximateNumberOfMessages',
+  ApproximateNumberOfMessagesNotVisible: 'ApproximateNumberOfMessagesNotVisible',
+  ApproximateNumberOfMessagesDelayed: 'ApproximateNumberOfMessagesDelayed',
+} as const;
+
+const isSampled = (name: string): name is keyof typeof SAMPLED => name in SAMPLED;
+
+/**
+ * Samples the depths of every queue one of `metrics` names (namespace `AWS/SQS`, dimension
+ * `QueueName`) into `store`, at `nowMs`. A queue that does not exist gives no data.
+ */
+export const sampleQueues = async (
+  sqs: SQSClient,
+  store: MetricStore,
+  metrics: readonly MetricId[],
+  nowMs: number,
+): Promise<void> => {
+  const queues = new Set(
+    metrics.flatMap((m) =>
+      m.namespace === 'AWS/SQS' && isSampled(m.name) && m.dimensions.QueueName !== undefined
+        ? [m.dimensions.QueueName]
+        : [],
+    ),
+  );
+  await Promise.all(
+    [...queues].map(async (queueName) => {
+      try {
+        const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: queueName }));
+        const { Attributes = {} } = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl,
+            AttributeNames: Object.values(SAMPLED),
+          }),
+        );
+        for (const [name, attribute] of Object.entries(SAMPLED)) {
+          store.put({
+            namespace: 'AWS/SQS',
+            name,
+            dimensions: { QueueName: queueName },
+            timestampMs: nowMs,
+            value: Number(Attributes[attribute] ?? 0),
+            unit: 'Count',
+          });
+        }
+      } catch (error) {
+        if (!(error instanceof QueueDoesNotExist)) throw error;
+      }
+    }),
+  );
+};

@@ -1,0 +1,211 @@
+/**
+ * The local edge's metrics and alarm evaluation: embedded metric lines read as CloudWatch Logs
+ * reads them, statistics that add up whatever the periods, and alarms that fire exactly when
+ * enough of their periods breach.
+ */
+import fc from 'fast-check';
+import * as v from 'valibot';
+import { describe, expect, it } from 'vitest';
+import { AlarmBook } from '../../local/alarm-book.ts';
+import {
+  COMPARISONS,
+  evaluateAlarm,
+  type MetricAlarm,
+  MetricAlarmSchema,
+  MISSING_DATA,
+  metricOf,
+} from '../../local/alarms.ts';
+import { emfDatapoints, MetricStore } from '../../local/metrics.ts';
+
+const alarmOf = (fields: Partial<Record<keyof MetricAlarm, unknown>>): MetricAlarm =>
+  v.parse(MetricAlarmSchema, {
+    AlarmName: 'a',
+    MetricName: 'RejectedMessages',
+    Namespace: 'onceflow',
+    Statistic: 'Sum',
+    Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+    Period: 300,
+    EvaluationPeriods: 1,
+    Threshold: 1,
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    TreatMissingData: 'notBreaching',
+    ...fields,
+  });
+
+describe('embedded metric lines', () => {
+  it('reads each metric value under each dimension set, and nothing from other lines', () => {
+    const line = JSON.stringify({
+      _aws: {
+        Timestamp: 1_700_000_000_000,
+        CloudWatchMetrics: [
+          {
+            Namespace: 'onceflow',
+            Dimensions: [['service'], ['service', 'missing']],
+            Metrics: [{ Name: 'DuplicateBatches', Unit: 'Count' }, { Name: 'EventsApplied' }],
+          },
+        ],
+      },
+      service: 'onceflow',
+      DuplicateBatches: 1,
+      EventsApplied: [3, 4],
+    });
+    // The set naming a dimension the line lacks is dropped, as CloudWatch Logs drops it.
+    expect(emfDatapoints(line)).toEqual([
+      {
+        namespace: 'onceflow',
+        name: 'DuplicateBatches',
+        dimensions: { service: 'onceflow' },
+        timestampMs: 1_700_000_000_000,
+        value: 1,
+        unit: 'Count',
+      },
+      expect.objectContaining({ name: 'EventsApplied', value: 3, unit: undefined }),
+      expect.objectContaining({ name: 'EventsApplied', value: 4 }),
+    ]);
+    expect(emfDatapoints('{"level":"INFO","message":"batch applied"}')).toEqual([]);
+    expect(emfDatapoints('{"CloudWatchMetrics": not json')).toEqual([]);
+    expect(emfDatapoints('{"_aws":{"CloudWatchMetrics":"no"},"x":"CloudWatchMetrics"}')).toEqual(
+      [],
+    );
+  });
+});
+
+describe('the metric store', () => {
+  it('gives the same totals whatever the period the statistics are asked in', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            atMs: fc.integer({ min: 0, max: 6 * 3_600_000 - 1 }),
+            value: fc.integer({ min: -1000, max: 1000 }),
+          }),
+          { minLength: 1, maxLength: 60 },
+        ),
+        fc.constantFrom(60, 300, 3600, 86_400),
+        (data, period) => {
+          const store = new MetricStore();
+          const id = { namespace: 'n', name: 'm', dimensions: { d: 'x' } };
+          for (const d of data) store.put({ ...id, timestampMs: d.atMs, value: d.value });
+          const points = store.statistics(id, 0, 6 * 3_600_000, period);
+          const values = data.map((d) => d.value);
+          expect(points.reduce((s, p) => s + p.set.sum, 0)).toBe(values.reduce((s, x) => s + x, 0));
+          expect(points.reduce((s, p) => s + p.set.sampleCount, 0)).toBe(data.length);
+          expect(Math.max(...points.map((p) => p.set.maximum))).toBe(Math.max(...values));
+          expect(Math.min(...points.map((p) => p.set.minimum))).toBe(Math.min(...values));
+          // Another dimension set is another series.
+          expect(store.statistics({ ...id, dimensions: {} }, 0, 6 * 3_600_000, period)).toEqual([]);
+        },
+      ),
+    );
+  });
+});
+
+describe('alarm evaluation', () => {
+  /** One datum in the middle of each evaluation period (undefined: none), newest first. */
+  const arbitraryCase = fc
+    .record({
+      periods: fc.integer({ min: 1, max: 5 }),
+      period: fc.constantFrom(300, 600, 3600),
+      comparison: fc.constantFrom(...COMPARISONS),
+      missing: fc.constantFrom(...MISSING_DATA),
+      threshold: fc.integer({ min: -3, max: 3 }),
+    })
+    .chain((c) =>
+      fc.record({
+        c: fc.constant(c),
+        needed: fc.integer({ min: 1, max: c.periods }),
+        values: fc.array(fc.option(fc.integer({ min: -5, max: 5 }), { nil: undefined }), {
+          minLength: c.periods,
+          maxLength: c.periods,
+        }),
+      }),
+    );
+
+  type Case = typeof arbitraryCase extends fc.Arbitrary<infer T> ? T : never;
+
+  const run = ({ c, needed, values }: Case, nowMs = 1_800_000_000_000) => {
+    const alarm = alarmOf({
+      Period: c.period,
+      EvaluationPeriods: c.periods,
+      DatapointsToAlarm: needed,
+      ComparisonOperator: c.comparison,
+      TreatMissingData: c.missing,
+      Threshold: c.threshold,
+    });
+    const store = new MetricStore();
+    values.forEach((value, k) => {
+      if (value !== undefined)
+        store.put({
+          ...metricOf(alarm),
+          timestampMs: nowMs - k * c.period * 1000 - (c.period * 1000) / 2,
+          value,
+        });
+    });
+    return evaluateAlarm(alarm, (from, to) => store.window(metricOf(alarm), from, to), nowMs);
+  };
+
+  it('is in ALARM exactly when enough periods breach, missing ones counted as TreatMissingData says', () => {
+    fc.assert(
+      fc.property(arbitraryCase, (x) => {
+        const { c, needed, values } = x;
+        const crosses = (n: number) =>
+          ({
+            GreaterThanOrEqualToThreshold: n >= c.threshold,
+            GreaterThanThreshold: n > c.threshold,
+            LessThanThreshold: n < c.threshold,
+            LessThanOrEqualToThreshold: n <= c.threshold,
+          })[c.comparison];
+        const present = values.filter((n) => n !== undefined);
+        const breaching =
+          present.filter(crosses).length +
+          (c.missing === 'breaching' ? values.length - present.length : 0);
+        const expected =
+          present.length === 0
+            ? {
+                notBreaching: 'OK',
+                breaching: 'ALARM',
+                missing: 'INSUFFICIENT_DATA',
+                ignore: undefined,
+              }[c.missing]
+            : breaching >= needed
+              ? 'ALARM'
+              : 'OK';
+        expect(run(x).state).toBe(expected);
+      }),
+    );
+  });
+
+  it('keeps a state set by hand until the next evaluation, a minute later', () => {
+    const book = new AlarmBook({ region: 'us-east-1', account: '000000000000' });
+    book.adopt([{ logicalId: 'A', alarm: alarmOf({}) }], 0);
+    const none = () => undefined;
+    book.evaluate(none, 1_000);
+    expect(book.get('a')?.state).toBe('OK');
+    book.setState('a', 'ALARM', 'drill', undefined, 2_000);
+    book.evaluate(none, 61_999);
+    expect(book.get('a')).toMatchObject({ state: 'ALARM', reason: 'drill' });
+    book.evaluate(none, 62_000);
+    expect(book.get('a')?.state).toBe('OK');
+    expect(book.history().map((h) => h.summary)).toEqual([
+      'Alarm updated from ALARM to OK',
+      'Alarm updated from OK to ALARM',
+      'Alarm updated from INSUFFICIENT_DATA to OK',
+      'Alarm "a" created',
+    ]);
+  });
+
+  it('refuses what it cannot evaluate, naming it', () => {
+    const refused = (fields: Record<string, unknown>) => {
+      const parsed = v.safeParse(MetricAlarmSchema, { ...alarmOf({}), ...fields });
+      return parsed.success ? 'accepted' : parsed.issues.map((i) => i.message).join('; ');
+    };
+    expect(refused({ Statistic: 'p99' })).toContain('percentiles are not evaluated locally');
+    expect(refused({ ComparisonOperator: 'LessThanLowerOrGreaterThanUpperThreshold' })).toContain(
+      'anomaly detection',
+    );
+    expect(refused({ Period: 90 })).toBe('Period must be 10, 20, 30 or a multiple of 60');
+    expect(refused({ EvaluationPeriods: 2, DatapointsToAlarm: 3 })).toBe(
+      'DatapointsToAlarm must not exceed EvaluationPeriods',
+    );
+  });
+});
