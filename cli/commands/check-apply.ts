@@ -2,6 +2,11 @@
  * The calls `onceflow check --fix` makes, one per change, each waited for until AWS has applied
  * it: what it changes comes from `check-fixes.ts`, which only plans.
  */
+import {
+  CloudWatchClient,
+  EnableAlarmActionsCommand,
+  PutMetricAlarmCommand,
+} from '@aws-sdk/client-cloudwatch';
 import { EventBridgeClient, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import {
   CreateEventSourceMappingCommand,
@@ -36,11 +41,22 @@ const settled = (lambda: LambdaClient, UUID: string | undefined) =>
 export interface Clients {
   readonly lambda: LambdaClient;
   readonly events: EventBridgeClient;
+  readonly cloudWatch: CloudWatchClient;
 }
 
 /** Makes one change; a function's update is waited for, since Lambda refuses the next meanwhile. */
-export const apply = async (t: Target, { lambda, events }: Clients, { request: r }: Repair) => {
+export const apply = async (
+  t: Target,
+  { lambda, events, cloudWatch }: Clients,
+  { request: r }: Repair,
+) => {
   switch (r.kind) {
+    case 'alarm-actions':
+      await cloudWatch.send(new EnableAlarmActionsCommand({ AlarmNames: [r.alarmName] }));
+      return;
+    case 'create-alarm':
+      await cloudWatch.send(new PutMetricAlarmCommand(r.alarm));
+      return;
     case 'create-rule': {
       const { Targets, ...rule } = r.rule;
       await events.send(new PutRuleCommand(rule));
@@ -124,5 +140,9 @@ export const apply = async (t: Target, { lambda, events }: Clients, { request: r
 /** The clients the changes are made with, made once per `--fix`. */
 export const repairClients = (t: Target): Clients => {
   const config = t.clientConfig ?? { region: t.region };
-  return { lambda: new LambdaClient(config), events: new EventBridgeClient(config) };
+  return {
+    lambda: new LambdaClient(config),
+    events: new EventBridgeClient(config),
+    cloudWatch: new CloudWatchClient(config),
+  };
 };

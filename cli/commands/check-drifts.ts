@@ -4,6 +4,8 @@
  * `check`'s findings that answers. Pure; `check-fixes.ts` chooses among them.
  */
 import * as v from 'valibot';
+import type { AlarmStatus } from './alarms.ts';
+import type { AlarmProperties } from './check-alarms.ts';
 import {
   type FunctionFacts,
   QUEUE_OUTPUTS,
@@ -54,6 +56,11 @@ export type RepairRequest =
       readonly kind: 'create-queue';
       readonly queueName: string;
       readonly attributes: Readonly<Record<string, string>>;
+    }
+  | { readonly kind: 'alarm-actions'; readonly alarmName: string }
+  | {
+      readonly kind: 'create-alarm';
+      readonly alarm: AlarmProperties & { readonly AlarmName: string };
     };
 
 export interface Repair {
@@ -73,6 +80,8 @@ export interface LiveStack {
   readonly triggers?: Readonly<Partial<Record<FunctionKey, string>>>;
   /** Each resource's physical id by logical id (`ListStackResources`), read by `--fix`. */
   readonly resources?: Readonly<Record<string, string>>;
+  /** The stack's alarms as CloudWatch has them, when they could be read. */
+  readonly alarms?: readonly AlarmStatus[];
 }
 
 /** A mapping's response types: the one type Lambda has for SQS. */

@@ -11,6 +11,7 @@
  */
 import * as v from 'valibot';
 import { CliError } from '../target.ts';
+import { alarmDrifts } from './check-alarms.ts';
 import {
   type Drift,
   functionDrifts,
@@ -84,6 +85,7 @@ export const planRepairs = (
     ...(live.resources ? { resources: live.resources } : {}),
   });
   const drifts = [
+    ...alarmDrifts(template, live, resolve),
     ...queueDrifts(template, live, resolve, 'ingest'),
     ...queueDrifts(template, live, resolve, 'aggregate'),
     ...deletedQueueDrifts(template, live, resolve, 'ingest'),

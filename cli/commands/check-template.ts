@@ -47,13 +47,20 @@ const isExpression = (value: object) => {
 
 /**
  * Resolves a template value: an expression that an output's template value also is gives that
- * output's value; a `Ref` gives the resource's physical id, and `Fn::GetAtt [id, Arn]` an ARN the
- * stack gave. Anything else is UNRESOLVED, never guessed, and so is a value holding one.
+ * output's value; a `Ref` gives the resource's physical id, `Fn::GetAtt [id, Arn]` an ARN the
+ * stack gave, and `Fn::GetAtt [queue, QueueName]` the name in the queue's URL. Anything else is UNRESOLVED, never guessed, and so is a value holding one.
  */
 export const resolver = (template: Template, stack: Resolved) => {
   const byExpression = new Map<string, string>();
-  for (const [id, physicalId] of Object.entries(stack.resources ?? {}))
+  for (const [id, physicalId] of Object.entries(stack.resources ?? {})) {
     byExpression.set(JSON.stringify({ Ref: id }), physicalId);
+    // A queue's physical id is its URL, whose last segment is its name.
+    if (template.Resources[id]?.Type === 'AWS::SQS::Queue')
+      byExpression.set(
+        JSON.stringify({ 'Fn::GetAtt': [id, 'QueueName'] }),
+        physicalId.slice(physicalId.lastIndexOf('/') + 1),
+      );
+  }
   for (const [id, arn] of Object.entries(stack.arns ?? {}))
     byExpression.set(JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }), arn);
   for (const [name, o] of Object.entries(template.Outputs)) {

@@ -28,6 +28,8 @@ import * as v from 'valibot';
 import { counted, terminalSafe } from '../../local/render.ts';
 import { json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
+import { stackAlarms } from './alarms.ts';
+import { ALARM_SUBJECT, judgeAlarms } from './check-alarms.ts';
 import { apply, repairClients } from './check-apply.ts';
 import { type LiveStack, planRepairs } from './check-fixes.ts';
 import {
@@ -118,7 +120,7 @@ const functionFacts = async (
 };
 
 /**
- * Every finding on the target's stack (its queues, triggers, functions and table), and the live
+ * Every finding on the target's stack (its queues, triggers, functions, alarms and table), and the live
  * settings they judged. With `fixTable`, the table's TTL and point-in-time recovery are turned on.
  */
 export const checkPipeline = async (
@@ -149,10 +151,15 @@ export const checkPipeline = async (
     judgeWiring('aggregate', aggregate.facts.environment, shared),
     ...judgeCoalescing(aggregate.queue, ingest.facts),
   ];
-  const [finalize, watch, triggers] = await Promise.all([
+  const [finalize, watch, triggers, alarms] = await Promise.all([
     functionFacts(t, lambda, 'finalize', async () => []),
     functionFacts(t, lambda, 'watch', async () => []),
     triggerReport(t),
+    // A role without CloudWatch's read permissions still gets the rest of the checks.
+    stackAlarms(t).catch((error: unknown) => {
+      if (!(error instanceof Error)) throw error;
+      return `${error.name}: ${error.message}`;
+    }),
   ]);
   const table = t.output('TableName');
   const live: LiveStack = {
@@ -160,6 +167,7 @@ export const checkPipeline = async (
     queues: { ingest: ingest.queue, aggregate: aggregate.queue },
     functions: { ingest: ingest.facts, aggregate: aggregate.facts, finalize, watch },
     triggers: triggers.states,
+    ...(typeof alarms === 'string' ? {} : { alarms }),
   };
   const findings: Finding[] = [
     ...perQueue,
@@ -167,6 +175,16 @@ export const checkPipeline = async (
     ...judgeScheduled('finalize', triggers.states.finalize, finalize, HELD.finalize),
     judgeWiring('watch', watch.environment, { TABLE_NAME: table }),
     ...judgeScheduled('watch', triggers.states.watch, watch, HELD.watch),
+    ...(typeof alarms === 'string'
+      ? [
+          {
+            subject: ALARM_SUBJECT,
+            name: 'alarms',
+            verdict: 'warn' as const,
+            detail: `not read (${alarms})`,
+          },
+        ]
+      : judgeAlarms(alarms)),
     ...(await checkTable(t, table, fixTable)).map(
       (c): Finding => ({
         subject: 'table',

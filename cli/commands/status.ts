@@ -1,16 +1,14 @@
-/** `onceflow status`: queue depths, ledger totals, duplicates and rejects. */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+/** `onceflow status`: queue depths, ledger totals, duplicates, rejects, triggers and alarms. */
 import { CloudWatchClient, GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
 import { QueueDoesNotExist } from '@aws-sdk/client-sqs';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import * as v from 'valibot';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { queueDepth } from '../../adapters/sqs.ts';
 import { counted, terminalSafe } from '../../local/render.ts';
-import { globals, json, run, target } from '../program.ts';
+import { json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
+import { type AlarmStatus, stackAlarms } from './alarms.ts';
 import { countRejects } from './rejects.ts';
 import { type TriggerReport, type TriggerStates, triggerReport } from './trigger.ts';
 
@@ -50,30 +48,11 @@ export interface Status {
   readonly triggersChangedAt?: TriggerReport['changedAt'];
   /** Why `triggers` is unknown, when Lambda's API could not be read. */
   readonly triggersUnavailable?: string;
+  /** The stack's alarms: each one's state and whether its actions are on, or that it is gone. */
+  readonly alarms?: AlarmStatus[];
+  /** Why `alarms` is unknown, when CloudFormation or CloudWatch could not be read. */
+  readonly alarmsUnavailable?: string;
 }
-
-/** An EMF line: its metrics are top-level members. */
-const EmfLineSchema = v.record(v.string(), v.unknown());
-
-/** Sums a metric from the Powertools EMF lines in the local runtime's function logs. */
-const metricFromLogs = (logDir: string, metric: string): number | undefined => {
-  if (!existsSync(logDir)) return undefined;
-  let sum = 0;
-  for (const file of readdirSync(logDir).filter((f) => f.endsWith('.log'))) {
-    for (const line of readFileSync(join(logDir, file), 'utf8').split('\n')) {
-      if (!line.includes(`"${metric}"`)) continue;
-      try {
-        // EMF holds one number, or a list when the metric was added several times.
-        const parsed = v.safeParse(EmfLineSchema, JSON.parse(line));
-        const value = parsed.success ? parsed.output[metric] : undefined;
-        for (const n of Array.isArray(value) ? value : [value]) if (typeof n === 'number') sum += n;
-      } catch {
-        // not an EMF line
-      }
-    }
-  }
-  return sum;
-};
 
 /** A figure read from metrics: its value, or why it could not be read. */
 type MetricFigure = { readonly value: number } | { readonly unavailable: string };
@@ -104,7 +83,7 @@ const metricFromCloudWatch = async (target: Target, metric: string): Promise<Met
   }
 };
 
-export const status = async (target: Target, logDir?: string): Promise<Status> => {
+export const status = async (target: Target): Promise<Status> => {
   const queueOutputs: [string, string][] = [
     ['orders', 'OrdersQueueUrl'],
     ['orders DLQ', 'OrdersDlqUrl'],
@@ -146,22 +125,60 @@ export const status = async (target: Target, logDir?: string): Promise<Status> =
       triggersUnavailable: error instanceof Error ? error.message : String(error),
     }),
   );
-  // The local runtime's metrics are in its log files; there is no CloudWatch to ask.
-  if (target.kind === 'local') {
-    const duplicates = logDir ? metricFromLogs(logDir, 'DuplicateBatches') : undefined;
-    return { queues, ledger, rejects, duplicates, ...triggers };
-  }
-  const figure = await metricFromCloudWatch(target, 'DuplicateBatches');
-  return 'value' in figure
-    ? { queues, ledger, rejects, duplicates: figure.value, ...triggers }
-    : {
-        queues,
-        ledger,
-        rejects,
-        duplicates: undefined,
-        duplicatesUnavailable: figure.unavailable,
-        ...triggers,
-      };
+  // Reported, not fatal, as the triggers: a role may read the pipeline without CloudWatch.
+  const [figure, alarms] = await Promise.all([
+    metricFromCloudWatch(target, 'DuplicateBatches'),
+    stackAlarms(target).then(
+      (found) => ({ alarms: found }),
+      (error: unknown) => {
+        if (!(error instanceof Error)) throw error;
+        return { alarmsUnavailable: `${error.name}: ${error.message}` };
+      },
+    ),
+  ]);
+  return {
+    queues,
+    ledger,
+    rejects,
+    ...('value' in figure
+      ? { duplicates: figure.value }
+      : { duplicates: undefined, duplicatesUnavailable: figure.unavailable }),
+    ...triggers,
+    ...alarms,
+  };
+};
+
+/**
+ * `alarms: 18, 1 in ALARM, 1 with actions off`, then a line for each alarm in ALARM (with
+ * CloudWatch's reason), with its actions off, or deleted.
+ */
+const alarmLines = (s: Status): string[] => {
+  if (!s.alarms) return [`alarms: unknown (${terminalSafe(s.alarmsUnavailable ?? '')})`];
+  const present = s.alarms.flatMap((a) => ('missing' in a ? [] : [a]));
+  const missing = s.alarms.filter((a) => 'missing' in a);
+  const firing = present.filter((a) => a.state === 'ALARM');
+  const silenced = present.filter((a) => !a.actionsEnabled);
+  const noData = present.filter((a) => a.state === 'INSUFFICIENT_DATA');
+  const counts = [
+    `${firing.length} in ALARM`,
+    ...(noData.length > 0 ? [`${noData.length} without data`] : []),
+    ...(silenced.length > 0 ? [`${silenced.length} with actions off`] : []),
+    ...(missing.length > 0 ? [`${missing.length} MISSING`] : []),
+  ];
+  return [
+    `alarms: ${s.alarms.length}, ${counts.join(', ')}`,
+    ...firing.map((a) => `  ALARM ${a.id}: ${terminalSafe(a.reason)}`),
+    ...(silenced.length > 0
+      ? [
+          `  actions off: ${silenced.map((a) => a.id).join(', ')} (nobody is told when ${silenced.length === 1 ? 'it fires' : 'they fire'}; \`onceflow check --fix\` turns them on)`,
+        ]
+      : []),
+    ...(missing.length > 0
+      ? [
+          `  MISSING: ${missing.map((a) => a.id).join(', ')} (deleted: nothing watches ${missing.length === 1 ? 'its' : 'their'} condition; \`onceflow check --fix\` creates ${missing.length === 1 ? 'it' : 'them'} again)`,
+        ]
+      : []),
+  ];
 };
 
 /**
@@ -202,7 +219,7 @@ export const register = (program: Command): void => {
     .action(
       run(async (o: { json?: boolean }) => {
         const t = await target();
-        const s = await status(t, join(dirname(globals().localState), 'logs'));
+        const s = await status(t);
         if (o.json) {
           json(s);
           return 0;
@@ -235,6 +252,7 @@ export const register = (program: Command): void => {
               : ''),
         );
         console.log(triggersLine(s));
+        for (const line of alarmLines(s)) console.log(line);
         return 0;
       }),
     );

@@ -6,8 +6,14 @@
 import fc from 'fast-check';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
+import { judgeAlarms } from '../../cli/commands/check-alarms.ts';
 import { type LiveStack, planRepairs, type Repair } from '../../cli/commands/check-fixes.ts';
-import type { Finding, FunctionFacts, QueueFacts } from '../../cli/commands/check-rules.ts';
+import {
+  DELETED,
+  type Finding,
+  type FunctionFacts,
+  type QueueFacts,
+} from '../../cli/commands/check-rules.ts';
 import { parseJson } from '../support/json.ts';
 
 const arn = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
@@ -66,6 +72,36 @@ const TEMPLATE = {
       Type: 'AWS::Events::Rule',
       Properties: { ScheduleExpression: 'rate(5 minutes)', Targets: [{ Arn: arn('W'), Id: 'W' }] },
     },
+    Topic: { Type: 'AWS::SNS::Topic' },
+    DA: {
+      Type: 'AWS::CloudWatch::Alarm',
+      Properties: {
+        AlarmDescription: 'orders: messages in the DLQ.',
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['D', 'QueueName'] } }],
+        EvaluationPeriods: 1,
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Namespace: 'AWS/SQS',
+        Period: 60,
+        Statistic: 'Maximum',
+        Threshold: 1,
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [{ Ref: 'Topic' }],
+      },
+    },
+    IE: {
+      Type: 'AWS::CloudWatch::Alarm',
+      Properties: {
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: 'I' } }],
+        EvaluationPeriods: '1',
+        MetricName: 'Errors',
+        Namespace: 'AWS/Lambda',
+        Period: 60,
+        Statistic: 'Sum',
+        Threshold: 1,
+      },
+    },
   },
   Outputs: {
     OrdersQueueUrl: { Value: { Ref: 'Q' } },
@@ -104,6 +140,7 @@ const lambdaArn = (name: string) => `arn:aws:lambda:us-east-1:000000000000:funct
 const FINALIZE_ARN = lambdaArn('finalize-fn');
 /** The rule's physical name, as CloudFormation lists it. */
 const RULE_NAME = 'app-FR-1A2B3C';
+const TOPIC_ARN = 'arn:aws:sns:us-east-1:000000000000:app-Topic-3C4D';
 const queueFacts = (dlqArn: string, delaySeconds = 0): QueueFacts => ({
   visibilityTimeoutS: 180,
   retentionS: 345_600,
@@ -158,7 +195,35 @@ const HEALTHY: LiveStack = {
     watch: fnFacts({ TABLE_NAME: OUTPUTS.TableName }, undefined, { arn: lambdaArn('watch-fn') }),
   },
   triggers: { ingest: 'Enabled', aggregate: 'Enabled', finalize: 'Enabled', watch: 'Enabled' },
-  resources: { FR: RULE_NAME, WR: 'app-WR-4D5E6F' },
+  resources: {
+    FR: RULE_NAME,
+    WR: 'app-WR-4D5E6F',
+    D: OUTPUTS.OrdersDlqUrl,
+    I: OUTPUTS.IngestFunctionName,
+    Topic: TOPIC_ARN,
+    DA: 'app-DA-7A8B9C',
+    IE: 'app-IE-0D1E2F',
+  },
+  alarms: [
+    {
+      id: 'DA',
+      logicalId: 'DA',
+      alarmName: 'app-DA-7A8B9C',
+      state: 'OK',
+      reason: '',
+      actionsEnabled: true,
+      actions: 1,
+    },
+    {
+      id: 'IE',
+      logicalId: 'IE',
+      alarmName: 'app-IE-0D1E2F',
+      state: 'OK',
+      reason: '',
+      actionsEnabled: true,
+      actions: 0,
+    },
+  ],
 };
 const flagged = (subject: string, name: string, detail = ''): Finding => ({
   subject,
@@ -566,6 +631,8 @@ const EVERYTHING = [
   flagged('finalize', 'schedule', 'no rule invokes it'),
   flagged('watch', 'schedule', 'no rule invokes it'),
   flagged('orders queue', 'dead-letter queue', 'does not exist (deleted by hand?)'),
+  flagged('alarm', 'DA'),
+  flagged('alarm', 'IE'),
 ];
 
 type Fn = keyof LiveStack['functions'];
@@ -655,6 +722,30 @@ const applied = (live: LiveStack, r: Repair): LiveStack => {
         triggers: { ...live.triggers, [fn]: q.rule.State === 'DISABLED' ? 'Disabled' : 'Enabled' },
       };
     }
+    case 'alarm-actions':
+      return {
+        ...live,
+        alarms: (live.alarms ?? []).map((a) =>
+          a.alarmName === q.alarmName && !('missing' in a) ? { ...a, actionsEnabled: true } : a,
+        ),
+      };
+    case 'create-alarm':
+      return {
+        ...live,
+        alarms: (live.alarms ?? []).map((a) =>
+          a.alarmName === q.alarm.AlarmName
+            ? {
+                id: a.id,
+                logicalId: a.logicalId,
+                alarmName: a.alarmName,
+                state: 'INSUFFICIENT_DATA',
+                reason: 'Unchecked: Initial alarm creation',
+                actionsEnabled: q.alarm.ActionsEnabled ?? true,
+                actions: (q.alarm.AlarmActions ?? []).length,
+              }
+            : a,
+        ),
+      };
     case 'create-mapping':
       return edit(named(q.functionName), (f) => ({
         ...f,
@@ -698,6 +789,8 @@ const driftArb = fc.record({
   triggerDeleted: option(fc.constantFrom<Fn>('ingest', 'aggregate')),
   rulesDeleted: fc.subarray<Fn>(['finalize', 'watch']),
   dlqDeleted: fc.boolean(),
+  alarmsSilenced: fc.subarray(['DA', 'IE']),
+  alarmsDeleted: fc.subarray(['DA', 'IE']),
 });
 
 /** Hand edits an operator may make during an incident, each drawn or not. */
@@ -748,6 +841,16 @@ const drifted = (d: HandEdits): LiveStack => {
       ...live,
       queues: { ...live.queues, ingest: { ...live.queues.ingest, dlqMissing: true } },
     };
+  live = {
+    ...live,
+    alarms: (live.alarms ?? []).map((a) =>
+      d.alarmsDeleted.includes(a.id)
+        ? { id: a.id, logicalId: a.logicalId, alarmName: a.alarmName, missing: true }
+        : d.alarmsSilenced.includes(a.id) && !('missing' in a)
+          ? { ...a, actionsEnabled: false }
+          : a,
+    ),
+  };
   return live;
 };
 
@@ -762,6 +865,10 @@ describe('onceflow check --fix, for any hand edits', () => {
         const strip = (l: LiveStack) => ({
           queues: l.queues,
           triggers: l.triggers,
+          // A created alarm has no data yet: its state is CloudWatch's to evaluate.
+          alarms: (l.alarms ?? []).map((a) =>
+            'missing' in a ? a : [a.alarmName, a.actionsEnabled, a.actions],
+          ),
           functions: FNS.map((fn) => {
             const { mappings, environment, ...rest } = l.functions[fn];
             const { POWERTOOLS_LOG_LEVEL: _, ...templateVariables } = environment;
@@ -776,5 +883,85 @@ describe('onceflow check --fix, for any hand edits', () => {
         expect(fixed.functions.aggregate.environment.POWERTOOLS_LOG_LEVEL).toBe(d.extra);
       }),
     );
+  });
+});
+
+describe('onceflow check on the stack’s alarms', () => {
+  it('fails an alarm with actions off or deleted, and only warns of one that has no action to run', () => {
+    const silenced = (HEALTHY.alarms ?? []).map((a) =>
+      'missing' in a ? a : { ...a, actionsEnabled: false },
+    );
+    expect(judgeAlarms(HEALTHY.alarms ?? []).map((f) => f.verdict)).toEqual(['ok', 'ok']);
+    expect(judgeAlarms(silenced).map((f) => [f.name, f.verdict, f.detail])).toEqual([
+      [
+        'DA',
+        'fail',
+        'OK, actions off: nobody is told when it fires (a DLQ filling unseen loses its messages when they expire)',
+      ],
+      [
+        'IE',
+        'warn',
+        'OK, actions off (it has none yet: an alarm email deployed later would not be sent)',
+      ],
+    ]);
+    const [gone] = judgeAlarms([
+      { id: 'DA', logicalId: 'DA', alarmName: 'app-DA-7A8B9C', missing: true },
+    ]);
+    expect(gone).toMatchObject({ verdict: 'fail', detail: expect.stringContaining(DELETED) });
+  });
+
+  it('creates a deleted alarm as the template declares it, its references resolved through the stack', () => {
+    const live: LiveStack = {
+      ...HEALTHY,
+      alarms: [{ id: 'DA', logicalId: 'DA', alarmName: 'app-DA-7A8B9C', missing: true }],
+    };
+    const { repairs, left } = plan(live, [flagged('alarm', 'DA')]);
+    expect(left).toEqual([]);
+    expect(repairs).toEqual([
+      {
+        subject: 'alarm',
+        name: 'DA',
+        change:
+          'create app-DA-7A8B9C: Maximum of AWS/SQS ApproximateNumberOfMessagesVisible ≥ 1 over 1 × 60 s',
+        request: {
+          kind: 'create-alarm',
+          alarm: {
+            ...TEMPLATE.Resources.DA.Properties,
+            AlarmName: 'app-DA-7A8B9C',
+            // The queue's name from its URL; the topic's ARN, its physical id.
+            Dimensions: [{ Name: 'QueueName', Value: 'orders-dlq' }],
+            AlarmActions: [TOPIC_ARN],
+          },
+        },
+      },
+    ]);
+  });
+
+  it('leaves a deleted alarm on metric math, which --fix does not create, with the reason', () => {
+    const template = {
+      ...TEMPLATE,
+      Resources: {
+        ...TEMPLATE.Resources,
+        IE: {
+          Type: 'AWS::CloudWatch::Alarm',
+          Properties: { ...TEMPLATE.Resources.IE.Properties, Metrics: [{ Id: 'm1' }] },
+        },
+      },
+    };
+    const live: LiveStack = {
+      ...HEALTHY,
+      alarms: [{ id: 'IE', logicalId: 'IE', alarmName: 'app-IE-0D1E2F', missing: true }],
+    };
+    expect(planRepairs(template, live, [flagged('alarm', 'IE')])).toEqual({
+      repairs: [],
+      left: [
+        {
+          subject: 'alarm',
+          name: 'IE',
+          reason:
+            'not put back: its template properties do not resolve through the stack, or hold what `--fix` does not create (metric math)',
+        },
+      ],
+    });
   });
 });

@@ -1,0 +1,129 @@
+/**
+ * `onceflow check` on the stack's alarms, and what `--fix` changes to put them back. An alarm
+ * whose actions were turned off (`DisableAlarmActions`, to quiet it during an incident) tells
+ * nobody when it fires again: a DLQ filling after the incident goes unseen until its messages
+ * expire. An alarm deleted by hand watches nothing, and no deploy creates it again (the stack
+ * still lists it). Pure.
+ */
+import { StandardUnit } from '@aws-sdk/client-cloudwatch';
+import * as v from 'valibot';
+import type { AlarmStatus } from './alarms.ts';
+import type { Drift, LiveStack } from './check-drifts.ts';
+import { DELETED, type Finding } from './check-rules.ts';
+import { type Template, templateBoolean, templateNumber } from './check-template.ts';
+
+export const ALARM_SUBJECT = 'alarm';
+
+/** One finding per alarm the stack declares. */
+export const judgeAlarms = (alarms: readonly AlarmStatus[]): Finding[] =>
+  alarms.map((a): Finding => {
+    const base = { subject: ALARM_SUBJECT, name: a.id };
+    if ('missing' in a)
+      return {
+        ...base,
+        verdict: 'fail',
+        detail: `${a.alarmName} ${DELETED}: nothing watches its condition, and CloudFormation still lists it, so \`cdk deploy\` does not create it again`,
+      };
+    if (a.actionsEnabled)
+      return {
+        ...base,
+        verdict: 'ok',
+        detail: `${a.state}, actions on${a.actions === 0 ? ' (none configured: no alarm email)' : ''}`,
+      };
+    return a.actions > 0
+      ? {
+          ...base,
+          verdict: 'fail',
+          detail: `${a.state}, actions off: nobody is told when it fires (a DLQ filling unseen loses its messages when they expire)`,
+        }
+      : {
+          ...base,
+          verdict: 'warn',
+          detail: `${a.state}, actions off (it has none yet: an alarm email deployed later would not be sent)`,
+        };
+  });
+
+/**
+ * An alarm as `PutMetricAlarm` creates it, from its template properties. Strict: a property not
+ * listed here (metric math, an extended statistic) is not re-created, so neither is the alarm.
+ */
+export const AlarmPropertiesSchema = v.strictObject({
+  AlarmName: v.optional(v.string()),
+  AlarmDescription: v.optional(v.string()),
+  ActionsEnabled: v.optional(templateBoolean),
+  AlarmActions: v.optional(v.array(v.string())),
+  OKActions: v.optional(v.array(v.string())),
+  InsufficientDataActions: v.optional(v.array(v.string())),
+  MetricName: v.string(),
+  Namespace: v.string(),
+  Statistic: v.picklist(['SampleCount', 'Average', 'Sum', 'Minimum', 'Maximum']),
+  Dimensions: v.optional(v.array(v.strictObject({ Name: v.string(), Value: v.string() }))),
+  Period: templateNumber,
+  Unit: v.optional(v.enum(StandardUnit)),
+  EvaluationPeriods: templateNumber,
+  DatapointsToAlarm: v.optional(templateNumber),
+  Threshold: templateNumber,
+  ComparisonOperator: v.picklist([
+    'GreaterThanOrEqualToThreshold',
+    'GreaterThanThreshold',
+    'LessThanThreshold',
+    'LessThanOrEqualToThreshold',
+  ]),
+  TreatMissingData: v.optional(v.picklist(['breaching', 'notBreaching', 'ignore', 'missing'])),
+});
+export type AlarmProperties = v.InferOutput<typeof AlarmPropertiesSchema>;
+
+const OPERATORS: Record<AlarmProperties['ComparisonOperator'], string> = {
+  GreaterThanOrEqualToThreshold: '≥',
+  GreaterThanThreshold: '>',
+  LessThanThreshold: '<',
+  LessThanOrEqualToThreshold: '≤',
+};
+
+/** For each alarm `check` flagged: the call that puts it back, or why none can. */
+export const alarmDrifts = (
+  template: Template,
+  live: LiveStack,
+  resolve: (value: unknown) => unknown,
+): Drift[] =>
+  (live.alarms ?? []).flatMap((a): Drift[] => {
+    const answers = [{ subject: ALARM_SUBJECT, name: a.id }];
+    if (!('missing' in a))
+      return a.actionsEnabled
+        ? []
+        : [
+            {
+              answers,
+              repair: {
+                subject: ALARM_SUBJECT,
+                name: a.id,
+                change: 'actions off → on',
+                request: { kind: 'alarm-actions', alarmName: a.alarmName },
+              },
+            },
+          ];
+    const properties = template.Resources[a.logicalId]?.Properties;
+    const parsed = v.safeParse(AlarmPropertiesSchema, resolve(properties));
+    if (!properties || !parsed.success)
+      return [
+        {
+          answers,
+          unresolvable: properties
+            ? 'its template properties do not resolve through the stack, or hold what `--fix` does not create (metric math)'
+            : 'the deployed template does not declare it',
+        },
+      ];
+    const p = parsed.output;
+    const alarm = { ...p, AlarmName: a.alarmName };
+    return [
+      {
+        answers,
+        repair: {
+          subject: ALARM_SUBJECT,
+          name: a.id,
+          change: `create ${a.alarmName}: ${p.Statistic} of ${p.Namespace} ${p.MetricName} ${OPERATORS[p.ComparisonOperator]} ${p.Threshold} over ${p.EvaluationPeriods} × ${p.Period} s`,
+          request: { kind: 'create-alarm', alarm },
+        },
+      },
+    ];
+  });

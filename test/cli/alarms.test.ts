@@ -1,0 +1,132 @@
+/**
+ * The stack's alarms through the operator CLI, on the local runtime, where CloudWatch's alarms
+ * are evaluated as on AWS: `status` says which alarm fires and why, which has its actions off and
+ * which is gone; `check` fails a deleted alarm and warns of one silenced; `check --fix` turns the
+ * actions on and creates the deleted alarm as the deployed template declares it.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CloudWatchClient,
+  DeleteAlarmsCommand,
+  DescribeAlarmsCommand,
+  DisableAlarmActionsCommand,
+} from '@aws-sdk/client-cloudwatch';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
+import { loadStack } from '../../local/template.ts';
+import { onceflow, recordState } from '../support/cli.ts';
+import { sharedDynamoLocal } from '../support/emulators.ts';
+import { seedBatches } from '../support/fixtures.ts';
+import { parseJson } from '../support/json.ts';
+import { uniqueName } from '../support/pipeline.ts';
+
+let runtime: LocalRuntime;
+let cw: CloudWatchClient;
+let cli: (...args: string[]) => ReturnType<typeof onceflow>;
+
+/** The alarm's name: `<stack>-<logicalId>`, its logical id found by its construct's id. */
+const nameOf = (id: string) => {
+  const { assemblyDir, stackName } = inject('assembly');
+  const logicalId = Object.keys(loadStack(assemblyDir, stackName).template.Resources).find((l) =>
+    new RegExp(`^Alarms${id}[0-9A-F]{8}$`).test(l),
+  );
+  if (!logicalId) throw new Error(`no alarm ${id} in the template`);
+  return `${runtime.stack.stackName}-${logicalId}`;
+};
+
+const FindingsSchema = v.array(
+  v.object({ subject: v.string(), name: v.string(), verdict: v.string(), detail: v.string() }),
+);
+
+beforeAll(async () => {
+  const { assemblyDir, stackName } = inject('assembly');
+  runtime = await startLocalRuntime({
+    assemblyDir,
+    stackName,
+    localStackName: uniqueName('alarms'),
+    dynamoLocal: sharedDynamoLocal(),
+    retryDelaySeconds: 1,
+  });
+  cw = new CloudWatchClient({
+    endpoint: runtime.endpoint,
+    region: runtime.region,
+    credentials: LOCAL_CREDENTIALS,
+  });
+  const state = recordState(runtime, mkdtempSync(join(tmpdir(), 'onceflow-alarms-')));
+  cli = (...args) => onceflow(['--local-state', state, ...args]);
+});
+afterAll(async () => {
+  cw?.destroy();
+  await runtime?.stop();
+});
+
+describe('onceflow status and check on the stack’s alarms', () => {
+  it('names a firing alarm, a silenced one and a deleted one, and --fix puts the last two back', async () => {
+    const quiet = await cli('status');
+    expect(quiet.stdout).toMatch(/^alarms: \d+, 0 in ALARM$/m);
+
+    // A message in the orders DLQ; the aggregate DLQ's alarm silenced; the ingest Errors alarm gone.
+    await runtime.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: runtime.stack.outputs.OrdersDlqUrl,
+        MessageBody: seedBatches()[0] ?? '',
+      }),
+    );
+    await cw.send(new DisableAlarmActionsCommand({ AlarmNames: [nameOf('aggregateDlqMessages')] }));
+    await cw.send(new DeleteAlarmsCommand({ AlarmNames: [nameOf('IngestOrdersErrors')] }));
+
+    const status = await cli('status');
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^alarms: \d+, 1 in ALARM, 1 with actions off, 1 MISSING$/m);
+    expect(status.stdout).toMatch(
+      /^ {2}ALARM ordersDlqMessages: Threshold Crossed: 1 of 1 period was greater than or equal to the threshold \(1\)/m,
+    );
+    expect(status.stdout).toContain('  actions off: aggregateDlqMessages (nobody is told');
+    expect(status.stdout).toContain('  MISSING: IngestOrdersErrors (deleted: nothing watches');
+    const json = parseJson(
+      v.object({ alarms: v.array(v.looseObject({ id: v.string() })) }),
+      (await cli('status', '--json')).stdout,
+    );
+    expect(json.alarms).toContainEqual(
+      expect.objectContaining({ id: 'ordersDlqMessages', state: 'ALARM', actionsEnabled: true }),
+    );
+
+    const checked = await cli('check', '--json');
+    expect(checked.code).toBe(1);
+    const findings = parseJson(FindingsSchema, checked.stdout).filter((f) => f.subject === 'alarm');
+    expect(findings.filter((f) => f.verdict !== 'ok')).toEqual([
+      expect.objectContaining({
+        name: 'IngestOrdersErrors',
+        verdict: 'fail',
+        detail: expect.stringContaining('does not exist (deleted by hand?)'),
+      }),
+      // No alarm email in this stack, so no action goes unsent yet: a warning.
+      expect.objectContaining({ name: 'aggregateDlqMessages', verdict: 'warn' }),
+    ]);
+
+    const fixed = await cli('check', '--fix');
+    expect(fixed.stderr).toContain('↺ put back alarm, aggregateDlqMessages: actions off → on');
+    expect(fixed.stderr).toContain(
+      `↺ put back alarm, IngestOrdersErrors: create ${nameOf('IngestOrdersErrors')}: Sum of AWS/Lambda Errors ≥ 1 over 1 × 60 s`,
+    );
+    const after = parseJson(FindingsSchema, (await cli('check', '--json')).stdout);
+    expect(after.filter((f) => f.subject === 'alarm' && f.verdict !== 'ok')).toEqual([]);
+    // Created as deployed: its dimension names this stack's ingest function.
+    const [created] =
+      (await cw.send(new DescribeAlarmsCommand({ AlarmNames: [nameOf('IngestOrdersErrors')] })))
+        .MetricAlarms ?? [];
+    const ingest = runtime.stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'));
+    expect(created).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: ingest?.name }],
+      TreatMissingData: 'notBreaching',
+      ActionsEnabled: true,
+    });
+  });
+});
