@@ -16,9 +16,12 @@ import {
 } from './cloudformation.ts';
 import {
   answerCloudWatch,
+  CLOUDWATCH_ACTIONS,
   CLOUDWATCH_TARGET_PREFIX,
   type CloudWatchBackend,
 } from './cloudwatch-api.ts';
+import { answerCloudWatchCbor, cborCloudWatchAction } from './cloudwatch-cbor.ts';
+import { answerCloudWatchQuery, CLOUDWATCH_QUERY_VERSION } from './cloudwatch-query.ts';
 import { type RunningDynamoLocal, startDynamoLocal } from './dynamodb-local.ts';
 import { answerEvents, EVENTS_TARGET_PREFIX } from './events-api.ts';
 import { type FauxqsGaps, probeFauxqsGaps } from './fauxqs-gaps.ts';
@@ -268,6 +271,8 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         req.resume();
         return refuseService(res, service);
       }
+      const cborAction = cborCloudWatchAction(req);
+      if (cborAction !== undefined) return answerCloudWatchCbor(req, res, cborAction, cloudWatch);
       if (service === 'lambda' || (service === undefined && isLambdaRequest(req)))
         return answerLambda(req, res, [...lambdas], LOCAL_REGION);
       if (service === 'scheduler')
@@ -277,7 +282,8 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
           [...lambdas].flatMap((b) => (b.scheduler ? [b.scheduler] : [])),
         );
       if ((req.headers['content-type'] ?? '').includes('x-www-form-urlencoded')) {
-        // Query protocol: CloudFormation (answered here) or SNS (fauxqs). The action is in the body.
+        // Query protocol: CloudFormation and CloudWatch (answered here), SQS (translated) or SNS
+        // (fauxqs). The action is in the body.
         let body: Buffer;
         try {
           body = await readBodyBytes(req, MAX_FORM_BODY_BYTES);
@@ -290,6 +296,13 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         const action = params.get('Action') ?? '';
         if (CLOUDFORMATION_ACTIONS.has(action))
           return answerCloudFormation(action, params, stacks, LOCAL_REGION, res);
+        if (
+          service === 'monitoring' ||
+          (service === undefined &&
+            params.get('Version') === CLOUDWATCH_QUERY_VERSION &&
+            CLOUDWATCH_ACTIONS.has(action))
+        )
+          return answerCloudWatchQuery(res, params, cloudWatch);
         if (service === 'sqs' || (service === undefined && SQS_QUERY_ACTIONS.has(action)))
           return answerSqsQuery(req, res, params, edgeEndpoint);
         return forward(req, res, fauxqs, onAnswer, body);

@@ -174,7 +174,7 @@ try {
     console.log(`! port ${options.port} is taken: the edge listens on ${edgePort} instead`);
   console.log(
     `  ${stack.stackName} on ${runtime.endpoint}: ${stack.queues.length} queues, ${stack.tables.length} table, ${stack.buckets.length} bucket, ` +
-      `${stack.mappings.length} event source mappings (failed messages retry after ${options.retryDelay} s)`,
+      `${stack.mappings.length} event source mappings (failed messages retry after ${options.retryDelay} s), ${stack.alarms.length} alarms`,
   );
   if (stack.notEmulated.length > 0)
     console.log(`  not emulated: ${[...new Set(stack.notEmulated)].sort().join(', ')}`);

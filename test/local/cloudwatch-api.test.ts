@@ -21,14 +21,20 @@ import {
   SetAlarmStateCommand,
 } from '@aws-sdk/client-cloudwatch';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SmithyRpcV2CborProtocol } from '@smithy/core/cbor';
+import { HttpRequest } from '@smithy/core/protocols';
+import AWS from 'aws-sdk';
+import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { loadStack } from '../../local/template.ts';
+import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { sharedDynamoLocal } from '../support/emulators.ts';
 import { seedBatches } from '../support/fixtures.ts';
+import { parseJson } from '../support/json.ts';
 import { uniqueName } from '../support/pipeline.ts';
 
 let runtime: LocalRuntime;
@@ -72,6 +78,8 @@ afterAll(async () => {
   cw?.destroy();
   await runtime?.stop();
 });
+
+reportMissingAwsCli('its CloudWatch test is');
 
 describe('CloudWatch alarms on the local edge', () => {
   it('creates every alarm of the template with the stack, each OK while nothing breaches', async () => {
@@ -215,4 +223,133 @@ describe('CloudWatch alarms on the local edge', () => {
       Period: 300,
     });
   });
+
+  it('answers the AWS SDK for JavaScript v2, which speaks CloudWatch’s query protocol', async () => {
+    const v2 = new AWS.CloudWatch({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: new AWS.Credentials(LOCAL_CREDENTIALS),
+    });
+    const fired = await v2
+      .describeAlarms({ AlarmNamePrefix: `${runtime.stack.stackName}-`, StateValue: 'ALARM' })
+      .promise();
+    // The same alarms the v3 client sees firing, timestamps and dimensions in the query's XML.
+    const v3 = (await alarms()).filter((a) => a.StateValue === 'ALARM');
+    expect(fired.MetricAlarms?.map((a) => a.AlarmName).sort()).toEqual(
+      v3.map((a) => a.AlarmName).sort(),
+    );
+    const dlq = fired.MetricAlarms?.find((a) => a.AlarmName?.includes('ordersDlqMessages'));
+    expect(dlq?.StateUpdatedTimestamp).toBeInstanceOf(Date);
+    expect(dlq?.Dimensions).toEqual([{ Name: 'QueueName', Value: expect.any(String) }]);
+    expect(dlq?.Threshold).toBe(1);
+
+    const { AlarmName = '' } = await alarm('AlarmsLateAfterFinal');
+    await v2.disableAlarmActions({ AlarmNames: [AlarmName] }).promise();
+    expect((await alarm('AlarmsLateAfterFinal')).ActionsEnabled).toBe(false);
+    await v2.enableAlarmActions({ AlarmNames: [AlarmName] }).promise();
+    expect((await alarm('AlarmsLateAfterFinal')).ActionsEnabled).toBe(true);
+
+    const figures = await v2
+      .getMetricStatistics({
+        Namespace: 'onceflow',
+        MetricName: 'RejectedMessages',
+        Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+        StartTime: new Date(Date.now() - 3_600_000),
+        EndTime: new Date(Date.now() + 60_000),
+        Period: 7200,
+        Statistics: ['Sum'],
+      })
+      .promise();
+    expect(figures.Datapoints?.map((d) => d.Sum)).toEqual([1]);
+    await expect(
+      v2
+        .setAlarmState({ AlarmName: 'no-such-alarm', StateValue: 'OK', StateReason: 'x' })
+        .promise(),
+    ).rejects.toMatchObject({ code: 'ResourceNotFound', statusCode: 404 });
+  });
+
+  it('answers a client speaking CloudWatch’s Smithy RPC v2 CBOR protocol, botocore’s first choice', async () => {
+    const paths: string[] = [];
+    const overCbor = new CloudWatchClient({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: LOCAL_CREDENTIALS,
+      protocol: SmithyRpcV2CborProtocol,
+    });
+    overCbor.middlewareStack.add(
+      (next) => async (args) => {
+        if (HttpRequest.isInstance(args.request))
+          paths.push(`${args.request.headers['smithy-protocol']} ${args.request.path}`);
+        return next(args);
+      },
+      { step: 'finalizeRequest' },
+    );
+    try {
+      const { AlarmName } = await alarm('AlarmsordersDlqMessages');
+      const out = await overCbor.send(new DescribeAlarmsCommand({ AlarmNames: [AlarmName ?? ''] }));
+      expect(out.MetricAlarms?.[0]).toMatchObject({ AlarmName, StateValue: 'ALARM', Threshold: 1 });
+      // Timestamps arrive as CBOR's tagged epoch seconds, read back as dates.
+      expect(out.MetricAlarms?.[0]?.StateUpdatedTimestamp).toBeInstanceOf(Date);
+      await expect(
+        overCbor.send(
+          new SetAlarmStateCommand({
+            AlarmName: 'no-such-alarm',
+            StateValue: 'OK',
+            StateReason: 'x',
+          }),
+        ),
+      ).rejects.toBeInstanceOf(ResourceNotFound);
+      expect(paths).toEqual([
+        'rpc-v2-cbor /service/GraniteServiceVersion20100801/operation/DescribeAlarms',
+        'rpc-v2-cbor /service/GraniteServiceVersion20100801/operation/SetAlarmState',
+      ]);
+    } finally {
+      overCbor.destroy();
+    }
+  });
+
+  it.skipIf(!awsCliVersion)(
+    'answers the AWS CLI’s cloudwatch commands, in the protocol it speaks',
+    async () => {
+      const described = await awsCli(
+        runtime,
+        'cloudwatch',
+        'describe-alarms',
+        '--alarm-name-prefix',
+        `${runtime.stack.stackName}-`,
+        '--state-value',
+        'ALARM',
+        '--output',
+        'json',
+      );
+      expect(described.status, described.stderr).toBe(0);
+      const { MetricAlarms } = parseJson(
+        v.object({
+          MetricAlarms: v.array(
+            v.object({ AlarmName: v.string(), StateValue: v.string(), Threshold: v.number() }),
+          ),
+        }),
+        described.stdout,
+      );
+      const v3 = (await alarms()).filter((a) => a.StateValue === 'ALARM');
+      expect(MetricAlarms.map((a) => a.AlarmName).sort()).toEqual(
+        v3.map((a) => a.AlarmName).sort(),
+      );
+      expect(MetricAlarms.length).toBeGreaterThan(0);
+
+      const missing = await awsCli(
+        runtime,
+        'cloudwatch',
+        'set-alarm-state',
+        '--alarm-name',
+        'no-such-alarm',
+        '--state-value',
+        'OK',
+        '--state-reason',
+        'x',
+      );
+      expect(missing.status).not.toBe(0);
+      expect(missing.stderr).toContain('ResourceNotFound');
+    },
+  );
 });

@@ -58,7 +58,10 @@ describe('npm start as a process', () => {
     const run = launch(['--keep', '--no-demo', '--state-dir', dir]);
     await run.until(RUNNING);
     // What the template holds that has no local meaning is said, not silently skipped.
-    expect(run.output()).toMatch(/not emulated: .*AWS::CloudWatch::Alarm.*AWS::IAM::Role/);
+    expect(run.output()).toMatch(/not emulated: .*AWS::CloudWatch::Dashboard.*AWS::IAM::Role/);
+    expect(run.output()).toMatch(
+      /event source mappings \(failed messages retry after 1 s\), 18 alarms$/m,
+    );
     // The rules that will run, and when each runs first.
     expect(run.output()).toMatch(
       /scheduled rules \(UTC\): WatchPending rate\(5 minutes\) \(next \d\d:\d\d:\d\d\), FinalizeHours rate\(5 minutes\) \(next \d\d:\d\d:\d\d\)/,
