@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
-import { AlarmBook } from './alarm-book.ts';
+import type { AlarmBook } from './alarm-book.ts';
 import {
   answerCloudFormation,
   CLOUDFORMATION_ACTIONS,
@@ -18,7 +18,6 @@ import {
   answerCloudWatch,
   CLOUDWATCH_ACTIONS,
   CLOUDWATCH_TARGET_PREFIX,
-  type CloudWatchBackend,
 } from './cloudwatch-api.ts';
 import { answerCloudWatchCbor, cborCloudWatchAction } from './cloudwatch-cbor.ts';
 import { answerCloudWatchQuery, CLOUDWATCH_QUERY_VERSION } from './cloudwatch-query.ts';
@@ -36,13 +35,13 @@ import {
 } from './http.ts';
 import { answerLambda, isLambdaRequest, type LambdaBackend } from './lambda-api.ts';
 import { answerLogs, LOGS_TARGET_PREFIX } from './logs-api.ts';
-import { MetricStore } from './metrics.ts';
+import type { MetricStore } from './metrics.ts';
 import { freePort } from './net.ts';
 import { releaseOrphaned } from './orphaned-receives.ts';
 import { LOCAL_ACCOUNT } from './provision-functions.ts';
 import { answerInjectedConflict, isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
 import { answerScheduler } from './scheduler-api.ts';
-import { sampleQueues } from './sqs-metrics.ts';
+import { edgeCloudWatch } from './sqs-metrics.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
 import { answerSqsQuery, SQS_QUERY_ACTIONS } from './sqs-query.ts';
 
@@ -233,14 +232,11 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       credentials: LOCAL_CREDENTIALS,
     });
     const moveTasks = new SqsMoveTasks(fauxqsSqs);
-    const cloudWatch: CloudWatchBackend = {
-      metrics: new MetricStore(),
-      alarms: new AlarmBook({ region: LOCAL_REGION, account: LOCAL_ACCOUNT }),
-      sample: (metrics, nowMs) => {
-        stores?.expireVisibility();
-        return sampleQueues(fauxqsSqs, cloudWatch.metrics, metrics, nowMs);
-      },
-    };
+    const cloudWatch = edgeCloudWatch(
+      { region: LOCAL_REGION, account: LOCAL_ACCOUNT },
+      fauxqsSqs,
+      () => stores?.expireVisibility(),
+    );
 
     const hookSets = new Set<EdgeHooks>();
     /** The edge's own address, once it listens (query-protocol SQS calls go through it again). */

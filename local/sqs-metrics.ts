@@ -1,7 +1,8 @@
 /**
- * SQS's CloudWatch metrics for the local edge: a queue's depths, sampled when a metric of it is
- * read (CloudWatch samples each queue every minute). `ApproximateAgeOfOldestMessage` is not
- * sampled: the emulator keeps no such figure, so it has no data locally.
+ * The edge's CloudWatch (one per edge, as an account's): its metrics and alarms, and SQS's
+ * metrics, a queue's depths, sampled when a metric of it is read (CloudWatch samples each queue
+ * every minute). `ApproximateAgeOfOldestMessage` is not sampled: the emulator keeps no such
+ * figure, so it has no data locally.
  */
 import {
   GetQueueAttributesCommand,
@@ -9,7 +10,9 @@ import {
   QueueDoesNotExist,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { MetricId, MetricStore } from './metrics.ts';
+import { AlarmBook } from './alarm-book.ts';
+import type { CloudWatchBackend } from './cloudwatch-api.ts';
+import { type MetricId, MetricStore } from './metrics.ts';
 
 /** Each sampled metric and the queue attribute it reads. */
 const SAMPLED = {
@@ -62,4 +65,24 @@ export const sampleQueues = async (
       }
     }),
   );
+};
+
+/**
+ * The edge's CloudWatch, sampling queues through `sqs` (the emulator's own address);
+ * `beforeSample` brings the emulator's counts up to date first.
+ */
+export const edgeCloudWatch = (
+  where: { readonly region: string; readonly account: string },
+  sqs: SQSClient,
+  beforeSample: () => void,
+): CloudWatchBackend => {
+  const metrics = new MetricStore();
+  return {
+    metrics,
+    alarms: new AlarmBook(where),
+    sample: (wanted, nowMs) => {
+      beforeSample();
+      return sampleQueues(sqs, metrics, wanted, nowMs);
+    },
+  };
 };
