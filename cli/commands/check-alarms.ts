@@ -13,6 +13,7 @@ import { DELETED, type Finding } from './check-rules.ts';
 import { type Template, templateBoolean, templateNumber } from './check-template.ts';
 
 export const ALARM_SUBJECT = 'alarm';
+const NO_EMAIL = ' (none configured: no alarm email)';
 
 /** One finding per alarm the stack declares. */
 export const judgeAlarms = (alarms: readonly AlarmStatus[]): Finding[] =>
@@ -28,7 +29,7 @@ export const judgeAlarms = (alarms: readonly AlarmStatus[]): Finding[] =>
       return {
         ...base,
         verdict: 'ok',
-        detail: `${a.state}, actions on${a.actions === 0 ? ' (none configured: no alarm email)' : ''}`,
+        detail: `${a.state}, actions on${a.actions === 0 ? NO_EMAIL : ''}`,
       };
     return a.actions > 0
       ? {
@@ -42,6 +43,27 @@ export const judgeAlarms = (alarms: readonly AlarmStatus[]): Finding[] =>
           detail: `${a.state}, actions off (it has none yet: an alarm email deployed later would not be sent)`,
         };
   });
+
+/**
+ * The findings as `check` prints them: the alarms found fine in one line (`18 alarms: OK,
+ * actions on`), each other one in its own. `--json` keeps one finding per alarm.
+ */
+export const foldAlarms = (findings: readonly Finding[]): Finding[] => {
+  const fine = findings.filter((f) => f.subject === ALARM_SUBJECT && f.verdict === 'ok');
+  if (fine.length < 2) return [...findings];
+  // Each detail starts with the alarm's state (`judgeAlarms`).
+  const firing = fine.filter((f) => f.detail.startsWith('ALARM,')).length;
+  const noEmail = fine.every((f) => f.detail.endsWith(NO_EMAIL));
+  const folded: Finding = {
+    subject: ALARM_SUBJECT,
+    name: `${fine.length} alarms`,
+    verdict: 'ok',
+    detail: `actions on${noEmail ? NO_EMAIL : ''}${firing > 0 ? `; ${firing} in ALARM (\`onceflow status\` says why)` : ''}`,
+  };
+  const at = findings.indexOf(fine[0] as Finding);
+  const rest = findings.filter((f) => !fine.includes(f));
+  return [...rest.slice(0, at), folded, ...rest.slice(at)];
+};
 
 /**
  * An alarm as `PutMetricAlarm` creates it, from its template properties. Strict: a property not

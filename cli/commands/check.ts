@@ -29,7 +29,7 @@ import { counted, terminalSafe } from '../../local/render.ts';
 import { json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import { stackAlarms } from './alarms.ts';
-import { ALARM_SUBJECT, judgeAlarms } from './check-alarms.ts';
+import { ALARM_SUBJECT, foldAlarms, judgeAlarms } from './check-alarms.ts';
 import { apply, repairClients } from './check-apply.ts';
 import { type LiveStack, planRepairs } from './check-fixes.ts';
 import {
@@ -300,7 +300,7 @@ export const register = (program: Command): void => {
           });
         else if (o.json) json(findings);
         else
-          for (const f of findings)
+          for (const f of foldAlarms(findings))
             console.log(terminalSafe(`${MARK[f.verdict]} ${f.subject}, ${f.name}: ${f.detail}`));
         const failed = findings.filter((f) => f.verdict === 'fail').length;
         const warned = findings.filter((f) => f.verdict === 'warn').length;

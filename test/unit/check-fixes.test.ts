@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { judgeAlarms } from '../../cli/commands/check-alarms.ts';
+import { foldAlarms, judgeAlarms } from '../../cli/commands/check-alarms.ts';
 import { type LiveStack, planRepairs, type Repair } from '../../cli/commands/check-fixes.ts';
 import {
   DELETED,
@@ -908,6 +908,33 @@ describe('onceflow check on the stack’s alarms', () => {
       { id: 'DA', logicalId: 'DA', alarmName: 'app-DA-7A8B9C', missing: true },
     ]);
     expect(gone).toMatchObject({ verdict: 'fail', detail: expect.stringContaining(DELETED) });
+  });
+
+  it('prints the alarms found fine in one line where they stood, and each other one on its own', () => {
+    const alarm = (name: string, verdict: Finding['verdict'], detail: string): Finding => ({
+      subject: 'alarm',
+      name,
+      verdict,
+      detail,
+    });
+    const table: Finding = { subject: 'table', name: 'ttl', verdict: 'ok', detail: 'on' };
+    const findings = [
+      alarm('A', 'ok', 'OK, actions on (none configured: no alarm email)'),
+      alarm('B', 'warn', 'OK, actions off (it has none yet…)'),
+      alarm('C', 'ok', 'ALARM, actions on (none configured: no alarm email)'),
+      table,
+    ];
+    expect(foldAlarms(findings)).toEqual([
+      alarm(
+        '2 alarms',
+        'ok',
+        'actions on (none configured: no alarm email); 1 in ALARM (`onceflow status` says why)',
+      ),
+      findings[1],
+      table,
+    ]);
+    // One alarm alone is printed as it is.
+    expect(foldAlarms(findings.slice(1))).toEqual(findings.slice(1));
   });
 
   it('creates a deleted alarm as the template declares it, its references resolved through the stack', () => {
