@@ -8,8 +8,15 @@
  * gives the state CloudWatch would show at that moment; a state set by `SetAlarmState` holds
  * until the next evaluation, a minute later at most, as on AWS.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { type AlarmState, evaluateAlarm, type MetricAlarm, metricOf } from './alarms.ts';
 import type { MetricId, StatisticSet } from './metrics.ts';
+
+/** An alarm a stack's template declares. */
+export interface StackAlarm {
+  readonly logicalId: string;
+  readonly alarm: MetricAlarm;
+}
 
 export class AlarmNotFoundError extends Error {
   override readonly name = 'AlarmNotFoundError';
@@ -56,13 +63,31 @@ export class AlarmBook {
    * Creates a stack's alarms, as CloudFormation does; returns what deletes them when the stack
    * goes (those still there: one deleted by hand meanwhile stays deleted).
    */
-  adopt(
-    alarms: readonly { readonly logicalId: string; readonly alarm: MetricAlarm }[],
-    nowMs: number,
-  ): () => void {
-    for (const { logicalId, alarm } of alarms) this.#create(alarm, logicalId, nowMs);
+  adopt(alarms: readonly StackAlarm[], nowMs: number): () => void {
+    return this.redeploy([], alarms, nowMs);
+  }
+
+  /**
+   * A stack update's alarms, as CloudFormation applies one: an alarm the template adds is
+   * created, one whose definition changed has it replaced (its state kept), one it no longer
+   * declares is deleted. An alarm the update leaves alone keeps what was changed by hand (its
+   * actions turned off, or its deletion). Returns what deletes `after`'s when the stack goes.
+   */
+  redeploy(before: readonly StackAlarm[], after: readonly StackAlarm[], nowMs: number): () => void {
+    const previous = new Map(before.map((a) => [a.alarm.AlarmName, a.alarm]));
+    const declared = new Set(after.map((a) => a.alarm.AlarmName));
+    for (const name of previous.keys()) if (!declared.has(name)) this.#records.delete(name);
+    for (const { logicalId, alarm } of after) {
+      const was = previous.get(alarm.AlarmName);
+      const record = this.#records.get(alarm.AlarmName);
+      if (was === undefined && record === undefined) this.#create(alarm, logicalId, nowMs);
+      else if (was !== undefined && !isDeepStrictEqual(was, alarm)) {
+        if (record === undefined) this.#create(alarm, logicalId, nowMs);
+        else this.put(alarm, nowMs);
+      }
+    }
     return () => {
-      for (const { alarm } of alarms) this.#records.delete(alarm.AlarmName);
+      for (const name of declared) this.#records.delete(name);
     };
   }
 

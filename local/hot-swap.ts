@@ -5,8 +5,9 @@
  * as `UpdateFunctionCode` and `UpdateFunctionConfiguration` do, and so are an event source
  * mapping's batch size, batching window, scaling and `Enabled`, as `UpdateEventSourceMapping`
  * does; queues, tables, buckets, the rest of a mapping, schedules and outputs were provisioned
- * from the first template and change only with a restart. Resources with no local meaning (IAM,
- * alarms, log groups…) are not compared: nothing local depends on them.
+ * from the first template and change only with a restart. Alarms are updated in place by the
+ * runtime (`AlarmBook.redeploy`). Resources with no local meaning (IAM, log groups…) are not
+ * compared: nothing local depends on them.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { LocalFunction } from './provision.ts';

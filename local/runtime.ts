@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { queueDepth } from '../adapters/sqs.ts';
+import { templateAlarms } from './alarms.ts';
 import { type AsyncInvocations, type AsyncOutcome, asyncInvocations } from './async-invocations.ts';
 import { adminClients } from './clients.ts';
 import { localResources } from './cloudformation.ts';
@@ -26,7 +27,7 @@ import { startRuleRunner } from './rule-runner.ts';
 import type { LocalRuntime, LocalRuntimeOptions, StackUpdate } from './runtime-types.ts';
 import { startSchedulerRunner } from './scheduler.ts';
 import { type BatchReport, SqsPoller } from './sqs-poller.ts';
-import { loadStack, type Template } from './template.ts';
+import { loadStack, resolve, type Template } from './template.ts';
 import { mappingRetryDeadline, retryWhileThrottled } from './throttling.ts';
 import type { LocalEventSourceMapping } from './triggers.ts';
 
@@ -325,6 +326,21 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       }
       const applied = applyMappingChanges(deployed, next.template, localMappings);
       deployed = applied.deployed;
+      // Alarms, as CloudFormation updates them: changed in place, their state kept.
+      const { alarms } = templateAlarms(Object.entries(next.template.Resources), {
+        stackName: stack.stackName,
+        region: emulators.region,
+        account: LOCAL_ACCOUNT,
+        resolveValue: (value) =>
+          resolve(value, {
+            region: emulators.region,
+            accountId: LOCAL_ACCOUNT,
+            stackName: stack.stackName,
+            resources: stack.physical,
+          }),
+      });
+      removeAlarms = emulators.alarms.redeploy(stack.alarms, alarms, Date.now());
+      stack = { ...stack, alarms };
       // As `cdk deploy` leaves it: GetTemplate answers the new template.
       register(next.template);
       return { updated, restartNeeded, mappings: applied.lines };

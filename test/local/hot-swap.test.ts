@@ -10,6 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CloudFormationClient, GetTemplateCommand } from '@aws-sdk/client-cloudformation';
 import {
+  CloudWatchClient,
+  DescribeAlarmsCommand,
+  DisableAlarmActionsCommand,
+} from '@aws-sdk/client-cloudwatch';
+import {
   GetFunctionConfigurationCommand,
   LambdaClient,
   UpdateFunctionConfigurationCommand,
@@ -30,11 +35,13 @@ const work = mkdtempSync(join(tmpdir(), 'onceflow-hot-swap-'));
 
 /**
  * A handler answering its version and the variable `GREETING`; with `holdUntil` in the event it
- * first writes `<holdUntil>.started`, then waits until the file `holdUntil` exists.
+ * first writes `<holdUntil>.started`, then waits until the file `holdUntil` exists; with `fail`,
+ * it fails.
  */
 const handlerSource = (version: number) => `
 import { existsSync, writeFileSync } from 'node:fs';
 export const handler = async (event) => {
+  if (event.fail) throw new Error('asked to fail');
   if (event.holdUntil) {
     writeFileSync(event.holdUntil + '.started', '');
     while (!existsSync(event.holdUntil)) await new Promise((r) => setTimeout(r, 10));
@@ -51,7 +58,25 @@ interface AssemblyOptions {
   readonly withoutBundle?: boolean;
   /** A trigger from the queue to the function, with these properties. */
   readonly mapping?: Record<string, unknown>;
+  /** Two alarms on the function: `Errors` at this threshold, and `Throttles`. */
+  readonly errorsThreshold?: number;
 }
+
+/** An alarm on one of Lambda's metrics of the function. */
+const lambdaAlarm = (metric: string, threshold: number) => ({
+  Type: 'AWS::CloudWatch::Alarm',
+  Properties: {
+    MetricName: metric,
+    Namespace: 'AWS/Lambda',
+    Statistic: 'Sum',
+    Dimensions: [{ Name: 'FunctionName', Value: { Ref: 'Fn' } }],
+    Period: 60,
+    EvaluationPeriods: 1,
+    Threshold: threshold,
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    TreatMissingData: 'notBreaching',
+  },
+});
 
 /** A cloud assembly of one stack, as `cdk synth` lays it out, in a directory of its own. */
 const writeAssembly = (stackName: string, o: AssemblyOptions): string => {
@@ -97,6 +122,12 @@ const writeAssembly = (stackName: string, o: AssemblyOptions): string => {
               },
             }
           : {}),
+        ...(o.errorsThreshold === undefined
+          ? {}
+          : {
+              Errors: lambdaAlarm('Errors', o.errorsThreshold),
+              Throttles: lambdaAlarm('Throttles', 1),
+            }),
       },
       Outputs: { QueueUrl: { Value: { Ref: 'Work' } } },
     },
@@ -261,6 +292,37 @@ describe('a running stack updated from a new synthesis', () => {
       ScalingConfig: { MaximumConcurrency: 2 },
     });
     expect(fixed.mappings).toEqual(['Trigger: batch size 4 → 20, batching window 0 → 1']);
+  });
+
+  it('updates an alarm the new synthesis changes, keeping its state, and leaves a hand edit of one it does not change, as CloudFormation does', async () => {
+    const { runtime, stackName } = await start({ version: 1, errorsThreshold: 1 });
+    const cw = new CloudWatchClient({
+      endpoint: runtime.endpoint,
+      region: runtime.region,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    const describe = async () =>
+      Object.fromEntries(
+        (
+          (await cw.send(new DescribeAlarmsCommand({ AlarmNamePrefix: `${stackName}-` })))
+            .MetricAlarms ?? []
+        ).map((a) => [a.AlarmName?.slice(stackName.length + 1), a]),
+      );
+    await cw.send(new DisableAlarmActionsCommand({ AlarmNames: [`${stackName}-Throttles`] }));
+    // One error: the Errors alarm fires at a threshold of 1.
+    await expect(runtime.invoke('Fn', { fail: true })).rejects.toThrow('asked to fail');
+    expect((await describe()).Errors?.StateValue).toBe('ALARM');
+
+    await runtime.update(writeAssembly(stackName, { version: 1, errorsThreshold: 5 }));
+    const after = await describe();
+    expect(after.Errors).toMatchObject({ Threshold: 5 });
+    // Evaluated again against the new threshold: one error no longer crosses it.
+    expect(after.Errors?.StateValue).toBe('OK');
+    expect(after.Throttles).toMatchObject({ ActionsEnabled: false });
+
+    await runtime.update(writeAssembly(stackName, { version: 1 }));
+    expect(await describe()).toEqual({});
+    cw.destroy();
   });
 
   it('keeps the running code when the new synthesis cannot run', async () => {
