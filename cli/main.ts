@@ -4,6 +4,7 @@
  * is called); this file assembles them, and `onceflow.mjs` runs them.
  */
 import { register as aggregatesCommand } from './commands/aggregates.ts';
+import { register as alarmsCommand } from './commands/alarms.ts';
 import { register as batchCommand } from './commands/batch.ts';
 import { register as chaosCommand } from './commands/chaos.ts';
 import { register as checkCommand } from './commands/check.ts';
@@ -30,6 +31,7 @@ export const cli = program;
 
 for (const register of [
   aggregatesCommand,
+  alarmsCommand,
   batchCommand,
   chaosCommand,
   checkCommand,

@@ -84,7 +84,7 @@ const dimensionsOf = (list: readonly { Name: string; Value: string }[]) =>
   Object.fromEntries(list.map((d) => [d.Name, d.Value]));
 
 /** Evaluates every alarm now, its SQS metrics sampled first; the records as they are then. */
-const evaluated = async (cw: CloudWatchBackend, nowMs: number): Promise<AlarmRecord[]> => {
+export const evaluated = async (cw: CloudWatchBackend, nowMs: number): Promise<AlarmRecord[]> => {
   await cw.sample(cw.alarms.metrics(), nowMs);
   cw.alarms.evaluate((metric, from, to) => cw.metrics.window(metric, from, to), nowMs);
   return cw.alarms.list();

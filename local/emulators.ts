@@ -212,6 +212,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     stores?.close();
   };
   let edge: Server | undefined;
+  let stopCloudWatch = () => {};
   try {
     await app.listen({ port: 0, host: '127.0.0.1' });
     const address = app.server.address();
@@ -226,17 +227,13 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         'fauxqs gives one message per group per FIFO receive, where SQS gives as many of a group as it can',
       );
     const preconditions = new S3Preconditions(fauxqs, gaps.s3Preconditions);
-    const fauxqsSqs = new SQSClient({
-      endpoint: fauxqsEndpoint,
-      region: LOCAL_REGION,
-      credentials: LOCAL_CREDENTIALS,
-    });
+    const where = { endpoint: fauxqsEndpoint, region: LOCAL_REGION };
+    const fauxqsSqs = new SQSClient({ ...where, credentials: LOCAL_CREDENTIALS });
     const moveTasks = new SqsMoveTasks(fauxqsSqs);
-    const cloudWatch = edgeCloudWatch(
-      { region: LOCAL_REGION, account: LOCAL_ACCOUNT },
-      fauxqsSqs,
-      () => stores?.expireVisibility(),
-    );
+    const expire = () => stores?.expireVisibility();
+    const account = { region: LOCAL_REGION, account: LOCAL_ACCOUNT };
+    const cloudWatch = edgeCloudWatch(account, fauxqsSqs, expire, options.warn);
+    stopCloudWatch = cloudWatch.stop;
 
     const hookSets = new Set<EdgeHooks>();
     /** The edge's own address, once it listens (query-protocol SQS calls go through it again). */
@@ -382,6 +379,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         return () => hookSets.delete(hooks);
       },
       stop: async () => {
+        stopCloudWatch();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await closeFauxqs();
@@ -390,6 +388,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     };
   } catch (error) {
     edge?.close();
+    stopCloudWatch();
     await closeFauxqs();
     await dynamo.stop();
     throw error;

@@ -11,7 +11,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { AlarmBook } from './alarm-book.ts';
-import type { CloudWatchBackend } from './cloudwatch-api.ts';
+import { type CloudWatchBackend, evaluated } from './cloudwatch-api.ts';
 import { type MetricId, MetricStore } from './metrics.ts';
 
 /** Each sampled metric and the queue attribute it reads. */
@@ -67,17 +67,24 @@ export const sampleQueues = async (
   );
 };
 
+/** How often the edge evaluates its alarms unasked (CloudWatch: every minute). */
+const EVALUATION_EVERY_MS = 10_000;
+
 /**
  * The edge's CloudWatch, sampling queues through `sqs` (the emulator's own address);
- * `beforeSample` brings the emulator's counts up to date first.
+ * `beforeSample` brings the emulator's counts up to date first. Its alarms are evaluated when
+ * read and every 10 s besides, so that their history dates each change within seconds of the
+ * datapoint that made it, as CloudWatch's minutely evaluation does within a minute. `stop` ends
+ * that; an evaluation that fails is told to `warn`.
  */
 export const edgeCloudWatch = (
   where: { readonly region: string; readonly account: string },
   sqs: SQSClient,
   beforeSample: () => void,
-): CloudWatchBackend => {
+  warn: (message: string) => void = () => {},
+): CloudWatchBackend & { stop(): void } => {
   const metrics = new MetricStore();
-  return {
+  const backend: CloudWatchBackend = {
     metrics,
     alarms: new AlarmBook(where),
     sample: (wanted, nowMs) => {
@@ -85,4 +92,13 @@ export const edgeCloudWatch = (
       return sampleQueues(sqs, metrics, wanted, nowMs);
     },
   };
+  const timer = setInterval(() => {
+    evaluated(backend, Date.now()).catch((error: unknown) =>
+      warn(
+        `the alarms were not evaluated: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+    );
+  }, EVALUATION_EVERY_MS);
+  timer.unref();
+  return { ...backend, stop: () => clearInterval(timer) };
 };

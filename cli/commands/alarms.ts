@@ -1,5 +1,6 @@
 /**
- * The stack's CloudWatch alarms as `status` and `check` read them, on every target: which alarms
+ * The stack's CloudWatch alarms as `status`, `check` and `onceflow alarms` read them, on every
+ * target: which alarms
  * the stack declares (CloudFormation's `ListStackResources`), then each one's state and whether
  * its actions are on (`DescribeAlarms`). An alarm the stack lists that CloudWatch does not have
  * was deleted by hand: no deploy creates it again, since CloudFormation still lists it.
@@ -9,8 +10,14 @@ import {
   CloudWatchClient,
   DescribeAlarmsCommand,
   type MetricAlarm,
+  paginateDescribeAlarmHistory,
 } from '@aws-sdk/client-cloudwatch';
+import Table from 'cli-table3';
+import type { Command } from 'commander';
+import { terminalSafe } from '../../local/render.ts';
+import { json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
+import { sinceMs } from './logs.ts';
 
 export type AlarmState = 'OK' | 'ALARM' | 'INSUFFICIENT_DATA';
 
@@ -25,6 +32,8 @@ export type AlarmStatus =
       readonly actionsEnabled: boolean;
       /** How many actions it runs on any state change (0: no alarm email configured). */
       readonly actions: number;
+      /** When it entered its state, ISO 8601. */
+      readonly since?: string;
     }
   | {
       readonly id: string;
@@ -83,10 +92,121 @@ export const stackAlarms = async (t: Target): Promise<AlarmStatus[]> => {
             (a.AlarmActions?.length ?? 0) +
             (a.OKActions?.length ?? 0) +
             (a.InsufficientDataActions?.length ?? 0),
+          ...(a.StateTransitionedTimestamp
+            ? { since: a.StateTransitionedTimestamp.toISOString() }
+            : {}),
         };
       });
   } finally {
     cloudFormation.destroy();
     cloudWatch.destroy();
   }
+};
+
+/** A state change of one of the stack's alarms. */
+export interface AlarmChange {
+  readonly id: string;
+  readonly at: string;
+  readonly summary: string;
+}
+
+/** The stack's alarms' state changes since `since`, newest first (`DescribeAlarmHistory`). */
+const stateChanges = async (
+  t: Target,
+  alarms: readonly AlarmStatus[],
+  since: Date,
+): Promise<AlarmChange[]> => {
+  const cloudWatch = new CloudWatchClient(t.clientConfig ?? { region: t.region });
+  try {
+    const changes: AlarmChange[] = [];
+    for (const a of alarms) {
+      for await (const page of paginateDescribeAlarmHistory(
+        { client: cloudWatch },
+        { AlarmName: a.alarmName, HistoryItemType: 'StateUpdate', StartDate: since },
+      ))
+        for (const item of page.AlarmHistoryItems ?? [])
+          if (item.Timestamp)
+            changes.push({
+              id: a.id,
+              at: item.Timestamp.toISOString(),
+              summary: item.HistorySummary ?? '',
+            });
+    }
+    return changes.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  } finally {
+    cloudWatch.destroy();
+  }
+};
+
+const second = (iso: string | undefined) => iso?.replace(/\.\d+Z$/, 'Z') ?? '';
+
+export const register = (program: Command): void => {
+  program
+    .command('alarms')
+    .description(
+      'the stack’s alarms: state, since when, actions on or off, CloudWatch’s reason; --history for their state changes',
+    )
+    .option(
+      '--json',
+      'print JSON: [{id, logicalId, alarmName, state, since, reason, actionsEnabled, actions} | {id, logicalId, alarmName, missing}]',
+    )
+    .option(
+      '--history [since]',
+      'their state changes, newest first, since a duration back (default 24h) or a time',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  npx onceflow alarms\n  npx onceflow --target aws alarms --history 2h',
+    )
+    .action(
+      run(async (o: { json?: boolean; history?: string | true }) => {
+        const t = await target();
+        const alarms = await stackAlarms(t);
+        if (o.history !== undefined) {
+          const since = new Date(sinceMs(o.history === true ? '24h' : o.history, Date.now()));
+          const changes = await stateChanges(
+            t,
+            alarms.filter((a) => !('missing' in a)),
+            since,
+          );
+          if (o.json) json(changes);
+          else if (changes.length === 0)
+            console.log(`no state change since ${since.toISOString()}`);
+          else
+            for (const c of changes)
+              console.log(terminalSafe(`${second(c.at)}  ${c.id}: ${c.summary}`));
+          return 0;
+        }
+        if (o.json) {
+          json(alarms);
+          return 0;
+        }
+        const table = new Table({
+          head: ['alarm', 'state', 'since', 'actions', 'reason'],
+          style: { head: [], border: [], compact: true },
+          colWidths: [null, null, null, null, 70],
+          wordWrap: true,
+        });
+        for (const a of alarms)
+          table.push(
+            'missing' in a
+              ? [a.id, 'MISSING', '', '', '`onceflow check --fix` creates it again']
+              : [
+                  a.id,
+                  a.state,
+                  second(a.since),
+                  a.actions === 0
+                    ? a.actionsEnabled
+                      ? 'none'
+                      : 'off (none)'
+                    : a.actionsEnabled
+                      ? 'on'
+                      : 'OFF',
+                  terminalSafe(a.reason),
+                ],
+          );
+        console.log(table.toString());
+        return 0;
+      }),
+    );
 };

@@ -1,7 +1,7 @@
 /**
  * The stack's alarms through the operator CLI, on the local runtime, where CloudWatch's alarms
- * are evaluated as on AWS: `status` says which alarm fires and why, which has its actions off and
- * which is gone; `check` fails a deleted alarm and warns of one silenced; `check --fix` turns the
+ * are evaluated as on AWS: `status` and `alarms` say which alarm fires and why, which has its
+ * actions off and which is gone, and `alarms --history` what changed; `check` fails a deleted alarm and warns of one silenced; `check --fix` turns the
  * actions on and creates the deleted alarm as the deployed template declares it.
  */
 import { mkdtempSync } from 'node:fs';
@@ -94,6 +94,31 @@ describe('onceflow status and check on the stack’s alarms', () => {
     );
     expect(json.alarms).toContainEqual(
       expect.objectContaining({ id: 'ordersDlqMessages', state: 'ALARM', actionsEnabled: true }),
+    );
+
+    // `onceflow alarms`: each alarm's row, and the state changes that brought it there.
+    const listed = await cli('alarms');
+    expect(listed.stdout).toMatch(
+      /│ ordersDlqMessages +│ ALARM +│ \S+Z +│ none +│ Threshold Crossed/,
+    );
+    expect(listed.stdout).toMatch(/│ aggregateDlqMessages +│ OK +│ \S+Z +│ off \(none\) +│/);
+    expect(listed.stdout).toMatch(/│ IngestOrdersErrors +│ MISSING +│/);
+    const history = parseJson(
+      v.array(v.object({ id: v.string(), at: v.string(), summary: v.string() })),
+      (await cli('alarms', '--history', '1h', '--json')).stdout,
+    );
+    expect(history).toContainEqual(
+      expect.objectContaining({
+        id: 'ordersDlqMessages',
+        summary: 'Alarm updated from OK to ALARM',
+      }),
+    );
+    // Newest first.
+    expect(history.map((h) => h.at)).toEqual(
+      history
+        .map((h) => h.at)
+        .sort()
+        .reverse(),
     );
 
     const checked = await cli('check', '--json');
