@@ -230,9 +230,12 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
     const where = { endpoint: fauxqsEndpoint, region: LOCAL_REGION };
     const fauxqsSqs = new SQSClient({ ...where, credentials: LOCAL_CREDENTIALS });
     const moveTasks = new SqsMoveTasks(fauxqsSqs);
-    const expire = () => stores?.expireVisibility();
+    const probe = {
+      refresh: () => stores?.expireVisibility(),
+      oldestMessageAgeMs: (name: string, nowMs: number) => stores?.oldestMessageAgeMs(name, nowMs),
+    };
     const account = { region: LOCAL_REGION, account: LOCAL_ACCOUNT };
-    const cloudWatch = edgeCloudWatch(account, fauxqsSqs, expire, options.warn);
+    const cloudWatch = edgeCloudWatch(account, fauxqsSqs, probe, options.warn);
     stopCloudWatch = cloudWatch.stop;
 
     const hookSets = new Set<EdgeHooks>();

@@ -29,9 +29,43 @@ export interface FauxqsStores {
   readonly stores: Stores;
   /** Returns every in-flight message whose visibility timeout ended to its queue, as SQS does. */
   expireVisibility(): void;
+  /**
+   * The age of the queue's oldest message not deleted (waiting or in flight), in ms; 0 when it
+   * has none; undefined when there is no such queue. What SQS's `ApproximateAgeOfOldestMessage`
+   * measures.
+   */
+  oldestMessageAgeMs(queueName: string, nowMs: number): number | undefined;
   /** Closes the SQLite store (after the server stopped). */
   close(): void;
 }
+
+/** A fauxqs message's send time, when the value is one. */
+const sentOf = (message: unknown): number[] =>
+  typeof message === 'object' &&
+  message !== null &&
+  'sentTimestamp' in message &&
+  typeof message.sentTimestamp === 'number'
+    ? [message.sentTimestamp]
+    : [];
+
+/** The oldest send time among a fauxqs queue's messages, waiting (FIFO groups too) or in flight. */
+const oldestSent = (queue: unknown): number | undefined => {
+  if (typeof queue !== 'object' || queue === null) return undefined;
+  const field = (name: string): unknown => (name in queue ? Reflect.get(queue, name) : undefined);
+  const list = (value: unknown): unknown[] =>
+    Array.isArray(value) ? value : value instanceof Map ? [...value.values()] : [];
+  const times = [
+    ...list(field('messages')).flatMap(sentOf),
+    ...list(field('inflightMessages')).flatMap((entry) =>
+      typeof entry === 'object' && entry !== null && 'message' in entry
+        ? sentOf(entry.message)
+        : [],
+    ),
+    ...list(field('fifoMessages')).flatMap((group) => list(group).flatMap(sentOf)),
+  ];
+  // Not Math.min(...times): a backlog of a few hundred thousand would overflow the stack.
+  return times.reduce<number | undefined>((a, b) => (a === undefined || b < a ? b : a), undefined);
+};
 
 /**
  * fauxqs's stores, with queue URLs on the caller's address, and (with `dataDir`) their state
@@ -54,9 +88,19 @@ export const fauxqsStores = async (dataDir?: string): Promise<FauxqsStores> => {
     const stores = { sqsStore: new SqsStore(), snsStore: new SnsStore(), s3Store: new S3Store() };
     // An empty host: fauxqs then builds queue URLs from the request's Host header.
     (stores.sqsStore as unknown as { host: string }).host = '';
-    const sqs = stores.sqsStore as unknown as { processAllTimers?: () => void };
+    const sqs = stores.sqsStore as unknown as {
+      processAllTimers?: () => void;
+      getQueueByName?: (name: string) => unknown;
+    };
     const expireVisibility = () => sqs.processAllTimers?.();
-    if (dataDir === undefined) return { stores, expireVisibility, close: () => {} };
+    const oldestMessageAgeMs = (queueName: string, nowMs: number) => {
+      const queue = sqs.getQueueByName?.(queueName);
+      if (queue === undefined) return undefined;
+      const oldest = oldestSent(queue);
+      return oldest === undefined ? 0 : Math.max(0, nowMs - oldest);
+    };
+    const shared = { stores, expireVisibility, oldestMessageAgeMs };
+    if (dataDir === undefined) return { ...shared, close: () => {} };
     const persistence = new PersistenceManager(dataDir);
     // Load before attaching, as fauxqs does: loading through an attached store would rewrite
     // (and cascade-delete) what it reads.
@@ -69,7 +113,7 @@ export const fauxqsStores = async (dataDir?: string): Promise<FauxqsStores> => {
     attach(stores.s3Store);
     for (const queue of (stores.sqsStore as unknown as { allQueues(): unknown[] }).allQueues())
       attach(queue);
-    return { stores, expireVisibility, close: () => persistence.close() };
+    return { ...shared, close: () => persistence.close() };
   } catch (error) {
     throw new FauxqsPersistenceError(
       `this fauxqs version's stores cannot be set up${dataDir ? ` to keep their state in ${dataDir}` : ''}: ${(error as Error).message}`,

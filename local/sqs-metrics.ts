@@ -1,8 +1,7 @@
 /**
  * The edge's CloudWatch (one per edge, as an account's): its metrics and alarms, and SQS's
- * metrics, a queue's depths, sampled when a metric of it is read (CloudWatch samples each queue
- * every minute). `ApproximateAgeOfOldestMessage` is not sampled: the emulator keeps no such
- * figure, so it has no data locally.
+ * metrics, a queue's depths and the age of its oldest message, sampled when a metric of it is
+ * read (CloudWatch samples each queue every minute).
  */
 import {
   GetQueueAttributesCommand,
@@ -21,7 +20,16 @@ const SAMPLED = {
   ApproximateNumberOfMessagesDelayed: 'ApproximateNumberOfMessagesDelayed',
 } as const;
 
-const isSampled = (name: string): name is keyof typeof SAMPLED => name in SAMPLED;
+const AGE = 'ApproximateAgeOfOldestMessage';
+const isSampled = (name: string) => name in SAMPLED || name === AGE;
+
+/** What the emulator says of its queues beyond their attributes. */
+export interface QueueProbe {
+  /** Brings the emulator's counts up to date (visibility timeouts that ended). */
+  refresh(): void;
+  /** The age of the queue's oldest message, in ms; undefined when it cannot tell. */
+  oldestMessageAgeMs?(queueName: string, nowMs: number): number | undefined;
+}
 
 /**
  * Samples the depths of every queue one of `metrics` names (namespace `AWS/SQS`, dimension
@@ -32,6 +40,7 @@ export const sampleQueues = async (
   store: MetricStore,
   metrics: readonly MetricId[],
   nowMs: number,
+  probe?: QueueProbe,
 ): Promise<void> => {
   const queues = new Set(
     metrics.flatMap((m) =>
@@ -50,16 +59,19 @@ export const sampleQueues = async (
             AttributeNames: Object.values(SAMPLED),
           }),
         );
-        for (const [name, attribute] of Object.entries(SAMPLED)) {
+        const put = (name: string, value: number, unit: string) =>
           store.put({
             namespace: 'AWS/SQS',
             name,
             dimensions: { QueueName: queueName },
             timestampMs: nowMs,
-            value: Number(Attributes[attribute] ?? 0),
-            unit: 'Count',
+            value,
+            unit,
           });
-        }
+        for (const [name, attribute] of Object.entries(SAMPLED))
+          put(name, Number(Attributes[attribute] ?? 0), 'Count');
+        const ageMs = probe?.oldestMessageAgeMs?.(queueName, nowMs);
+        if (ageMs !== undefined) put(AGE, Math.floor(ageMs / 1000), 'Seconds');
       } catch (error) {
         if (!(error instanceof QueueDoesNotExist)) throw error;
       }
@@ -71,8 +83,7 @@ export const sampleQueues = async (
 const EVALUATION_EVERY_MS = 10_000;
 
 /**
- * The edge's CloudWatch, sampling queues through `sqs` (the emulator's own address);
- * `beforeSample` brings the emulator's counts up to date first. Its alarms are evaluated when
+ * The edge's CloudWatch, sampling queues through `sqs` (the emulator's own address) and `probe`. Its alarms are evaluated when
  * read and every 10 s besides, so that their history dates each change within seconds of the
  * datapoint that made it, as CloudWatch's minutely evaluation does within a minute. `stop` ends
  * that; an evaluation that fails is told to `warn`.
@@ -80,7 +91,7 @@ const EVALUATION_EVERY_MS = 10_000;
 export const edgeCloudWatch = (
   where: { readonly region: string; readonly account: string },
   sqs: SQSClient,
-  beforeSample: () => void,
+  probe: QueueProbe,
   warn: (message: string) => void = () => {},
 ): CloudWatchBackend & { stop(): void } => {
   const metrics = new MetricStore();
@@ -88,8 +99,8 @@ export const edgeCloudWatch = (
     metrics,
     alarms: new AlarmBook(where),
     sample: (wanted, nowMs) => {
-      beforeSample();
-      return sampleQueues(sqs, metrics, wanted, nowMs);
+      probe.refresh();
+      return sampleQueues(sqs, metrics, wanted, nowMs, probe);
     },
   };
   const timer = setInterval(() => {

@@ -146,6 +146,48 @@ describe('CloudWatch alarms on the local edge', () => {
     expect(await stateOf('AlarmsordersDlqMessages')).toBe('ALARM');
   });
 
+  it('fires an alarm on the age of a queue’s oldest message, sampled from the emulator', async () => {
+    // The DLQ's message from the test before, which nothing consumes: it ages.
+    const dlq = runtime.stack.queues.find((q) => q.url === runtime.stack.outputs.OrdersDlqUrl);
+    const alarmName = `${runtime.stack.stackName}-dlq-age`;
+    await cw.send(
+      new PutMetricAlarmCommand({
+        AlarmName: alarmName,
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [{ Name: 'QueueName', Value: dlq?.name }],
+        Statistic: 'Maximum',
+        Period: 60,
+        EvaluationPeriods: 1,
+        Threshold: 2,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      }),
+    );
+    const state = async () =>
+      (await cw.send(new DescribeAlarmsCommand({ AlarmNames: [alarmName] }))).MetricAlarms?.[0];
+    await waitFor(async () => (await state())?.StateValue === 'ALARM', {
+      timeoutMs: DEADLINE_MS,
+      what: 'the DLQ’s oldest message to be 2 s old',
+    });
+    expect((await state())?.StateReason).toMatch(/^Threshold Crossed: 1 of 1 period was greater/);
+    // The orders queue, consumed, has no message to age.
+    const orders = runtime.stack.queues.find((q) => q.url === runtime.stack.outputs.OrdersQueueUrl);
+    const age = await cw.send(
+      new GetMetricStatisticsCommand({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Dimensions: [{ Name: 'QueueName', Value: orders?.name }],
+        StartTime: new Date(Date.now() - 3_600_000),
+        EndTime: new Date(Date.now() + 60_000),
+        Period: 7200,
+        Statistics: ['Maximum'],
+      }),
+    );
+    expect(age.Datapoints?.map((d) => [d.Maximum, d.Unit])).toEqual([[0, 'Seconds']]);
+    await cw.send(new DeleteAlarmsCommand({ AlarmNames: [alarmName] }));
+  });
+
   it('fires the Errors alarm when an invocation fails as a whole, from Lambda’s metrics', async () => {
     const ingest = runtime.stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'));
     expect(await stateOf('AlarmsIngestOrdersErrors')).toBe('OK');
