@@ -1,53 +1,30 @@
 /**
- * CloudWatch on the local edge, in the AWS JSON 1.0 protocol the AWS SDK for JavaScript v3
- * speaks: the metrics the local runtime publishes (`GetMetricStatistics`, `ListMetrics`,
- * `PutMetricData`) and its alarms (`DescribeAlarms`, `DescribeAlarmHistory`, `PutMetricAlarm`,
- * `DeleteAlarms`, `SetAlarmState`, `EnableAlarmActions`, `DisableAlarmActions`). Errors carry
- * CloudWatch's query-compatible codes, as SDKs read them.
+ * CloudWatch on the local edge: its alarms (`DescribeAlarms`, `DescribeAlarmHistory`,
+ * `PutMetricAlarm`, `DeleteAlarms`, `SetAlarmState`, `EnableAlarmActions`,
+ * `DisableAlarmActions`), the metric actions of `cloudwatch-metrics-api.ts`, one dispatch for
+ * every protocol, and the AWS JSON 1.0 protocol the AWS SDK for JavaScript v3 speaks. Errors
+ * carry CloudWatch's query-compatible codes, as SDKs read them.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { type AlarmBook, AlarmNotFoundError, type AlarmRecord } from './alarm-book.ts';
-import { ALARM_STATES, MetricAlarmSchema, STATISTICS } from './alarms.ts';
+import { AlarmNotFoundError, type AlarmRecord } from './alarm-book.ts';
+import { ALARM_STATES, MetricAlarmSchema } from './alarms.ts';
+import { METRIC_OPERATIONS } from './cloudwatch-metrics-api.ts';
+import {
+  type CloudWatchBackend,
+  CloudWatchError,
+  MaxRecords,
+  type Operation,
+  type Output,
+  operation,
+  Seconds,
+  seconds,
+} from './cloudwatch-operation.ts';
 import { readJsonBody } from './http.ts';
-import type { MetricId, MetricStore, StatisticSet } from './metrics.ts';
 
 export const CLOUDWATCH_TARGET_PREFIX = 'GraniteServiceVersion20100801.';
 
-export interface CloudWatchBackend {
-  readonly metrics: MetricStore;
-  readonly alarms: AlarmBook;
-  /** Samples now the metrics read from a service's state (SQS's queue depths). */
-  sample(metrics: readonly MetricId[], nowMs: number): Promise<void>;
-}
-
-/** An error as CloudWatch gives it: its shape for JSON clients, its query code for the others. */
-export class CloudWatchError extends Error {
-  override readonly name = 'CloudWatchError';
-  readonly shape: string;
-  readonly code: string;
-  readonly status: number;
-
-  constructor(shape: string, code: string, message: string, status = 400) {
-    super(message);
-    this.shape = shape;
-    this.code = code;
-    this.status = status;
-  }
-}
-
-const invalid = (message: string) =>
-  new CloudWatchError('InvalidParameterValueException', 'InvalidParameterValue', message);
-
 const Names = v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.maxLength(100));
-const DimensionsSchema = v.optional(v.array(v.object({ Name: v.string(), Value: v.string() })), []);
-const Seconds = v.pipe(
-  v.number(),
-  v.transform((s) => s * 1000),
-);
-const MaxRecords = v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)));
-
-const seconds = (ms: number) => ms / 1000;
 
 /** An alarm as `DescribeAlarms` describes it (timestamps in epoch seconds, as JSON 1.0 has them). */
 const described = (r: AlarmRecord) => {
@@ -80,9 +57,6 @@ const described = (r: AlarmRecord) => {
   };
 };
 
-const dimensionsOf = (list: readonly { Name: string; Value: string }[]) =>
-  Object.fromEntries(list.map((d) => [d.Name, d.Value]));
-
 /** Evaluates every alarm now, its SQS metrics sampled first; the records as they are then. */
 export const evaluated = async (cw: CloudWatchBackend, nowMs: number): Promise<AlarmRecord[]> => {
   await cw.sample(cw.alarms.metrics(), nowMs);
@@ -101,116 +75,8 @@ const notFound = <T>(work: () => T): T => {
   }
 };
 
-type Output = Record<string, unknown>;
-type Operation = (cw: CloudWatchBackend, body: unknown, nowMs: number) => Promise<Output>;
-
-/** An action: its input validated by `schema`, then handled. */
-const operation =
-  <S extends v.GenericSchema>(
-    schema: S,
-    handle: (
-      cw: CloudWatchBackend,
-      input: v.InferOutput<S>,
-      nowMs: number,
-    ) => Output | Promise<Output>,
-  ): Operation =>
-  async (cw, body, nowMs) => {
-    const parsed = v.safeParse(schema, body);
-    if (!parsed.success) throw invalid(parsed.issues.map((i) => i.message).join('; '));
-    return handle(cw, parsed.output, nowMs);
-  };
-
-const STATISTIC_OF = {
-  SampleCount: (s: StatisticSet) => s.sampleCount,
-  Average: (s: StatisticSet) => s.sum / s.sampleCount,
-  Sum: (s: StatisticSet) => s.sum,
-  Minimum: (s: StatisticSet) => s.minimum,
-  Maximum: (s: StatisticSet) => s.maximum,
-} as const;
-
 const OPERATIONS: Record<string, Operation> = {
-  GetMetricStatistics: operation(
-    v.object({
-      Namespace: v.string(),
-      MetricName: v.string(),
-      Dimensions: DimensionsSchema,
-      StartTime: Seconds,
-      EndTime: Seconds,
-      Period: v.pipe(v.number(), v.integer(), v.minValue(1)),
-      Statistics: v.optional(v.array(v.picklist(STATISTICS)), []),
-      ExtendedStatistics: v.optional(v.array(v.string()), []),
-      Unit: v.optional(v.string()),
-    }),
-    async (cw, q, nowMs) => {
-      if (q.ExtendedStatistics.length > 0) throw invalid('percentiles are not computed locally');
-      if (q.Statistics.length === 0)
-        throw new CloudWatchError(
-          'MissingRequiredParameterException',
-          'MissingParameter',
-          'Statistics or ExtendedStatistics must be given',
-        );
-      const metric = {
-        namespace: q.Namespace,
-        name: q.MetricName,
-        dimensions: dimensionsOf(q.Dimensions),
-      };
-      await cw.sample([metric], nowMs);
-      return {
-        Label: q.MetricName,
-        Datapoints: cw.metrics.statistics(metric, q.StartTime, q.EndTime, q.Period).map((p) => ({
-          Timestamp: seconds(p.timestampMs),
-          ...Object.fromEntries(q.Statistics.map((s) => [s, STATISTIC_OF[s](p.set)])),
-          Unit: p.unit ?? 'None',
-        })),
-      };
-    },
-  ),
-  ListMetrics: operation(
-    v.object({ Namespace: v.optional(v.string()), MetricName: v.optional(v.string()) }),
-    (cw, q) => ({
-      Metrics: cw.metrics.list({ namespace: q.Namespace, name: q.MetricName }).map((m) => ({
-        Namespace: m.namespace,
-        MetricName: m.name,
-        Dimensions: Object.entries(m.dimensions).map(([Name, Value]) => ({ Name, Value })),
-      })),
-    }),
-  ),
-  PutMetricData: operation(
-    v.object({
-      Namespace: v.string(),
-      MetricData: v.pipe(
-        v.array(
-          v.object({
-            MetricName: v.string(),
-            Dimensions: DimensionsSchema,
-            Timestamp: v.optional(Seconds),
-            Value: v.optional(v.number()),
-            Values: v.optional(v.array(v.number())),
-            Counts: v.optional(v.array(v.number())),
-            Unit: v.optional(v.string()),
-          }),
-        ),
-        v.maxLength(1000),
-      ),
-    }),
-    (cw, q, nowMs) => {
-      for (const d of q.MetricData) {
-        const values = d.Values ?? (d.Value === undefined ? [] : [d.Value]);
-        values.forEach((value, i) => {
-          for (let n = 0; n < (d.Counts?.[i] ?? 1); n++)
-            cw.metrics.put({
-              namespace: q.Namespace,
-              name: d.MetricName,
-              dimensions: dimensionsOf(d.Dimensions),
-              timestampMs: d.Timestamp ?? nowMs,
-              value,
-              unit: d.Unit,
-            });
-        });
-      }
-      return {};
-    },
-  ),
+  ...METRIC_OPERATIONS,
   DescribeAlarms: operation(
     v.object({
       AlarmNames: v.optional(Names),

@@ -6,7 +6,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { cbor, tag, tagSymbol } from '@smithy/core/cbor';
-import { type CloudWatchBackend, CloudWatchError, cloudWatchAction } from './cloudwatch-api.ts';
+import { cloudWatchAction } from './cloudwatch-api.ts';
+import { type CloudWatchBackend, CloudWatchError } from './cloudwatch-operation.ts';
 import { readBodyBytes } from './http.ts';
 
 const PATH = /^\/service\/GraniteServiceVersion20100801\/operation\/(\w+)$/;
@@ -28,7 +29,9 @@ const untagged = (value: unknown): unknown => {
 
 /** The JSON protocol's output with each timestamp (epoch seconds) as CBOR tag 1. */
 const tagged = (value: unknown, name = ''): unknown => {
-  if (Array.isArray(value)) return value.map((item) => tagged(item, name));
+  // `Timestamps` (GetMetricData's) is a list of them.
+  if (Array.isArray(value))
+    return value.map((item) => tagged(item, name === 'Timestamps' ? 'Timestamp' : name));
   if (typeof value === 'number' && name.endsWith('Timestamp')) return tag({ tag: 1, value });
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, tagged(x, k)]));

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { type CloudWatchBackend, CloudWatchError, cloudWatchAction } from './cloudwatch-api.ts';
+import { cloudWatchAction } from './cloudwatch-api.ts';
+import { type CloudWatchBackend, CloudWatchError } from './cloudwatch-operation.ts';
 
 const NAMESPACE = 'http://monitoring.amazonaws.com/doc/2010-08-01/';
 export const CLOUDWATCH_QUERY_VERSION = '2010-08-01';
@@ -25,6 +26,8 @@ const NUMBERS = new Set([
   'Values',
   'Counts',
 ]);
+/** Members that are booleans (`true` or `false` in the query protocol). */
+const BOOLEANS = new Set(['ReturnData', 'ActionsEnabled']);
 /** Members that are timestamps: ISO 8601 in the query protocol, epoch seconds in JSON. */
 const TIMESTAMPS = new Set(['StartTime', 'EndTime', 'StartDate', 'EndDate', 'Timestamp']);
 
@@ -56,6 +59,7 @@ export const queryInput = (params: URLSearchParams): Record<string, unknown> => 
     if (typeof value === 'string') {
       if (NUMBERS.has(name) || NUMBERS.has(`${parent}.${name}`)) return Number(value);
       if (TIMESTAMPS.has(name)) return Date.parse(value) / 1000;
+      if (BOOLEANS.has(name)) return value === 'true';
       return value;
     }
     const keys = Object.keys(value);
@@ -76,16 +80,17 @@ const xml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** The JSON output as the query protocol's XML: lists as `member`s, timestamps as ISO 8601. */
-export const queryXml = (name: string, value: unknown): string => {
+export const queryXml = (name: string, value: unknown, timestamp = false): string => {
   if (value === undefined || value === null) return '';
+  // `Timestamps` (GetMetricData's) is a list of them.
   if (Array.isArray(value))
-    return `<${name}>${value.map((item) => queryXml('member', item)).join('')}</${name}>`;
+    return `<${name}>${value.map((item) => queryXml('member', item, name === 'Timestamps')).join('')}</${name}>`;
   if (typeof value === 'object')
     return `<${name}>${Object.entries(value)
       .map(([k, x]) => queryXml(k, x))
       .join('')}</${name}>`;
   const text =
-    typeof value === 'number' && (name.endsWith('Timestamp') || name === 'Timestamp')
+    typeof value === 'number' && (timestamp || name.endsWith('Timestamp'))
       ? new Date(value * 1000).toISOString()
       : String(value);
   return `<${name}>${xml(text)}</${name}>`;

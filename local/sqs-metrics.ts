@@ -10,7 +10,8 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { AlarmBook } from './alarm-book.ts';
-import { type CloudWatchBackend, evaluated } from './cloudwatch-api.ts';
+import { evaluated } from './cloudwatch-api.ts';
+import type { CloudWatchBackend } from './cloudwatch-operation.ts';
 import { type MetricId, MetricStore } from './metrics.ts';
 
 /** Each sampled metric and the queue attribute it reads. */

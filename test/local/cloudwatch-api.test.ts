@@ -13,6 +13,7 @@ import {
   DescribeAlarmsCommand,
   DisableAlarmActionsCommand,
   EnableAlarmActionsCommand,
+  GetMetricDataCommand,
   GetMetricStatisticsCommand,
   InvalidParameterCombinationException,
   type MetricAlarm,
@@ -131,6 +132,39 @@ describe('CloudWatch alarms on the local edge', () => {
     expect(figures.Datapoints).toEqual([
       expect.objectContaining({ Sum: 1, SampleCount: 1, Unit: 'Count' }),
     ]);
+    const data = await cw.send(
+      new GetMetricDataCommand({
+        MetricDataQueries: [
+          {
+            Id: 'rejected',
+            MetricStat: {
+              Metric: {
+                Namespace: 'onceflow',
+                MetricName: 'RejectedMessages',
+                Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+              },
+              Period: 60,
+              Stat: 'Sum',
+            },
+          },
+        ],
+        StartTime: new Date(Date.now() - 3_600_000),
+        EndTime: new Date(Date.now() + 60_000),
+      }),
+    );
+    expect(data.MetricDataResults).toEqual([
+      expect.objectContaining({ Id: 'rejected', Values: [1], StatusCode: 'Complete' }),
+    ]);
+    expect(data.MetricDataResults?.[0]?.Timestamps?.[0]).toBeInstanceOf(Date);
+    await expect(
+      cw.send(
+        new GetMetricDataCommand({
+          MetricDataQueries: [{ Id: 'm', Expression: 'SUM(METRICS())' }],
+          StartTime: new Date(Date.now() - 3_600_000),
+          EndTime: new Date(),
+        }),
+      ),
+    ).rejects.toThrow('m: metric math is not computed locally; give a MetricStat');
     const history = await cw.send(
       new DescribeAlarmHistoryCommand({
         AlarmName: fired.AlarmName,
@@ -303,6 +337,29 @@ describe('CloudWatch alarms on the local edge', () => {
       })
       .promise();
     expect(figures.Datapoints?.map((d) => d.Sum)).toEqual([1]);
+    const data = await v2
+      .getMetricData({
+        MetricDataQueries: [
+          {
+            Id: 'rejected',
+            MetricStat: {
+              Metric: {
+                Namespace: 'onceflow',
+                MetricName: 'RejectedMessages',
+                Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+              },
+              Period: 60,
+              Stat: 'Sum',
+            },
+            ReturnData: true,
+          },
+        ],
+        StartTime: new Date(Date.now() - 3_600_000),
+        EndTime: new Date(Date.now() + 60_000),
+      })
+      .promise();
+    expect(data.MetricDataResults?.[0]?.Values).toEqual([1]);
+    expect(data.MetricDataResults?.[0]?.Timestamps?.[0]).toBeInstanceOf(Date);
     await expect(
       v2
         .setAlarmState({ AlarmName: 'no-such-alarm', StateValue: 'OK', StateReason: 'x' })
@@ -332,6 +389,29 @@ describe('CloudWatch alarms on the local edge', () => {
       expect(out.MetricAlarms?.[0]).toMatchObject({ AlarmName, StateValue: 'ALARM', Threshold: 1 });
       // Timestamps arrive as CBOR's tagged epoch seconds, read back as dates.
       expect(out.MetricAlarms?.[0]?.StateUpdatedTimestamp).toBeInstanceOf(Date);
+      const data = await overCbor.send(
+        new GetMetricDataCommand({
+          MetricDataQueries: [
+            {
+              Id: 'visible',
+              MetricStat: {
+                Metric: {
+                  Namespace: 'AWS/SQS',
+                  MetricName: 'ApproximateNumberOfMessagesVisible',
+                  Dimensions: out.MetricAlarms?.[0]?.Dimensions,
+                },
+                Period: 60,
+                Stat: 'Maximum',
+              },
+            },
+          ],
+          StartTime: new Date(Date.now() - 3_600_000),
+          EndTime: new Date(Date.now() + 60_000),
+        }),
+      );
+      // A list of timestamps, each tagged.
+      expect(data.MetricDataResults?.[0]?.Timestamps?.every((t) => t instanceof Date)).toBe(true);
+      expect(data.MetricDataResults?.[0]?.Values?.[0]).toBe(1);
       await expect(
         overCbor.send(
           new SetAlarmStateCommand({
@@ -343,6 +423,7 @@ describe('CloudWatch alarms on the local edge', () => {
       ).rejects.toBeInstanceOf(ResourceNotFound);
       expect(paths).toEqual([
         'rpc-v2-cbor /service/GraniteServiceVersion20100801/operation/DescribeAlarms',
+        'rpc-v2-cbor /service/GraniteServiceVersion20100801/operation/GetMetricData',
         'rpc-v2-cbor /service/GraniteServiceVersion20100801/operation/SetAlarmState',
       ]);
     } finally {
