@@ -56,6 +56,38 @@ const alarm = async (prefix: string): Promise<MetricAlarm> => {
 
 const stateOf = async (prefix: string) => (await alarm(prefix)).StateValue;
 
+/** `GetMetricStatistics`' input for the quarantined bodies of the last hour, in one period. */
+const rejectedOverAnHour = (statistics: ('Sum' | 'SampleCount')[]) => ({
+  Namespace: 'onceflow',
+  MetricName: 'RejectedMessages',
+  Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+  StartTime: new Date(Date.now() - 3_600_000),
+  EndTime: new Date(Date.now() + 60_000),
+  Period: 7200,
+  Statistics: statistics,
+});
+
+/** `GetMetricData`'s input for the quarantined bodies per minute over the last hour. */
+const rejectedPerMinute = () => ({
+  MetricDataQueries: [
+    {
+      Id: 'rejected',
+      MetricStat: {
+        Metric: {
+          Namespace: 'onceflow',
+          MetricName: 'RejectedMessages',
+          Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+        },
+        Period: 60,
+        Stat: 'Sum',
+      },
+      ReturnData: true,
+    },
+  ],
+  StartTime: new Date(Date.now() - 3_600_000),
+  EndTime: new Date(Date.now() + 60_000),
+});
+
 const send = (queueUrl: string, body: string) =>
   runtime.clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
 
@@ -119,37 +151,14 @@ describe('CloudWatch alarms on the local edge', () => {
     );
     expect(JSON.parse(fired.StateReasonData ?? '{}')).toMatchObject({ recentDatapoints: [1] });
     const figures = await cw.send(
-      new GetMetricStatisticsCommand({
-        Namespace: 'onceflow',
-        MetricName: 'RejectedMessages',
-        Dimensions: [{ Name: 'service', Value: 'onceflow' }],
-        StartTime: new Date(Date.now() - 3_600_000),
-        EndTime: new Date(Date.now() + 60_000),
-        Period: 7200,
-        Statistics: ['Sum', 'SampleCount'],
-      }),
+      new GetMetricStatisticsCommand(rejectedOverAnHour(['Sum', 'SampleCount'])),
     );
     expect(figures.Datapoints).toEqual([
       expect.objectContaining({ Sum: 1, SampleCount: 1, Unit: 'Count' }),
     ]);
     const data = await cw.send(
       new GetMetricDataCommand({
-        MetricDataQueries: [
-          {
-            Id: 'rejected',
-            MetricStat: {
-              Metric: {
-                Namespace: 'onceflow',
-                MetricName: 'RejectedMessages',
-                Dimensions: [{ Name: 'service', Value: 'onceflow' }],
-              },
-              Period: 60,
-              Stat: 'Sum',
-            },
-          },
-        ],
-        StartTime: new Date(Date.now() - 3_600_000),
-        EndTime: new Date(Date.now() + 60_000),
+        ...rejectedPerMinute(),
       }),
     );
     expect(data.MetricDataResults).toEqual([
@@ -325,37 +334,11 @@ describe('CloudWatch alarms on the local edge', () => {
     await v2.enableAlarmActions({ AlarmNames: [AlarmName] }).promise();
     expect((await alarm('AlarmsLateAfterFinal')).ActionsEnabled).toBe(true);
 
-    const figures = await v2
-      .getMetricStatistics({
-        Namespace: 'onceflow',
-        MetricName: 'RejectedMessages',
-        Dimensions: [{ Name: 'service', Value: 'onceflow' }],
-        StartTime: new Date(Date.now() - 3_600_000),
-        EndTime: new Date(Date.now() + 60_000),
-        Period: 7200,
-        Statistics: ['Sum'],
-      })
-      .promise();
+    const figures = await v2.getMetricStatistics(rejectedOverAnHour(['Sum'])).promise();
     expect(figures.Datapoints?.map((d) => d.Sum)).toEqual([1]);
     const data = await v2
       .getMetricData({
-        MetricDataQueries: [
-          {
-            Id: 'rejected',
-            MetricStat: {
-              Metric: {
-                Namespace: 'onceflow',
-                MetricName: 'RejectedMessages',
-                Dimensions: [{ Name: 'service', Value: 'onceflow' }],
-              },
-              Period: 60,
-              Stat: 'Sum',
-            },
-            ReturnData: true,
-          },
-        ],
-        StartTime: new Date(Date.now() - 3_600_000),
-        EndTime: new Date(Date.now() + 60_000),
+        ...rejectedPerMinute(),
       })
       .promise();
     expect(data.MetricDataResults?.[0]?.Values).toEqual([1]);
