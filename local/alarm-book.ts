@@ -38,6 +38,17 @@ export interface AlarmRecord {
   heldUntilMs: number | undefined;
 }
 
+/** A change of an alarm's state whose actions are to run. */
+export interface AlarmChange {
+  /** The alarm as it is after the change. */
+  readonly record: AlarmRecord;
+  readonly from: AlarmState;
+  readonly actions: readonly string[];
+}
+
+/** Runs a change's actions (at its own pace), telling `note` each action's outcome. */
+export type ActionRunner = (change: AlarmChange, note: (summary: string) => void) => void;
+
 export interface HistoryItem {
   readonly alarmName: string;
   readonly timestampMs: number;
@@ -55,8 +66,15 @@ export class AlarmBook {
   readonly #history: HistoryItem[] = [];
   readonly #arnPrefix: string;
 
-  constructor(where: { readonly region: string; readonly account: string }) {
+  readonly #act: ActionRunner | undefined;
+
+  constructor(
+    where: { readonly region: string; readonly account: string },
+    /** Runs an alarm's actions on a change of state; without it, none is run. */
+    act?: ActionRunner,
+  ) {
     this.#arnPrefix = `arn:aws:cloudwatch:${where.region}:${where.account}:alarm:`;
+    this.#act = act;
   }
 
   /**
@@ -164,9 +182,12 @@ export class AlarmBook {
       ALARM: record.alarm.AlarmActions,
       INSUFFICIENT_DATA: record.alarm.InsufficientDataActions,
     }[state];
-    // Nothing is sent locally: an SNS topic is not emulated. The history says what AWS would do.
-    for (const action of record.alarm.ActionsEnabled ? actions : [])
-      this.#note(name, nowMs, 'Action', `Action not run locally: ${action} (not emulated)`);
+    if (!record.alarm.ActionsEnabled || actions.length === 0) return;
+    const change = { record: { ...record }, from, actions };
+    if (this.#act) this.#act(change, (summary) => this.#note(name, Date.now(), 'Action', summary));
+    else
+      for (const action of actions)
+        this.#note(name, nowMs, 'Action', `Action not run locally: ${action} (not emulated)`);
   }
 
   /** `PutMetricAlarm`: creates the alarm, or replaces its configuration and keeps its state. */

@@ -1,11 +1,12 @@
 /**
  * The embedded AWS emulators behind one edge endpoint: DynamoDB Local (Java) and fauxqs
- * (in-process SQS and S3), with a small gap-filler for what fauxqs lacks (S3 conditional writes,
- * SQS message move tasks). Each gap-filler steps aside when the emulator answers the feature
- * itself. Everything listens on 127.0.0.1.
+ * (in-process SQS, SNS and S3) with gap-fillers for what fauxqs lacks (each steps aside when it
+ * answers the feature itself), and the services the edge answers itself: CloudFormation, Lambda,
+ * CloudWatch, CloudWatch Logs, EventBridge and Scheduler. Everything listens on 127.0.0.1.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
 import type { AlarmBook } from './alarm-book.ts';
@@ -31,6 +32,7 @@ import {
   BodyTooLargeError,
   forward,
   readBodyBytes,
+  refuseService,
   type Upstream,
 } from './http.ts';
 import { answerLambda, isLambdaRequest, type LambdaBackend } from './lambda-api.ts';
@@ -164,20 +166,6 @@ const signedService = (req: IncomingMessage): string | undefined => {
   return /Credential=[^/]+\/\d{8}\/[^/]+\/([^/]+)\/aws4_request/.exec(auth)?.[1];
 };
 
-/** A service the edge does not serve: an error naming it, never another service's answer. */
-const refuseService = (res: ServerResponse, service: string) => {
-  res.writeHead(400, {
-    'content-type': 'application/json',
-    'x-amzn-errortype': 'UnknownOperationException',
-  });
-  res.end(
-    JSON.stringify({
-      __type: 'UnknownOperationException',
-      message: `the onceflow local edge does not serve ${service}; it serves ${[...SERVED_SERVICES].join(', ')}`,
-    }),
-  );
-};
-
 export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emulators> => {
   if (options.dynamoLocal && options.dataDir)
     throw new Error('dataDir keeps DynamoDB Local’s tables: it needs a DynamoDB Local of its own');
@@ -227,15 +215,16 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         'fauxqs gives one message per group per FIFO receive, where SQS gives as many of a group as it can',
       );
     const preconditions = new S3Preconditions(fauxqs, gaps.s3Preconditions);
-    const where = { endpoint: fauxqsEndpoint, region: LOCAL_REGION };
-    const fauxqsSqs = new SQSClient({ ...where, credentials: LOCAL_CREDENTIALS });
-    const moveTasks = new SqsMoveTasks(fauxqsSqs);
-    const probe = {
-      refresh: () => stores?.expireVisibility(),
-      oldestMessageAgeMs: (name: string, nowMs: number) => stores?.oldestMessageAgeMs(name, nowMs),
+    const config = {
+      endpoint: fauxqsEndpoint,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
     };
+    const fauxqsSqs = new SQSClient(config);
+    const moveTasks = new SqsMoveTasks(fauxqsSqs);
     const account = { region: LOCAL_REGION, account: LOCAL_ACCOUNT };
-    const cloudWatch = edgeCloudWatch(account, fauxqsSqs, probe, options.warn);
+    const clients = { sqs: fauxqsSqs, sns: new SNSClient(config) };
+    const cloudWatch = edgeCloudWatch(account, clients, stores, options.warn);
     stopCloudWatch = cloudWatch.stop;
 
     const hookSets = new Set<EdgeHooks>();
@@ -265,7 +254,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       const service = signedService(req);
       if (service !== undefined && !SERVED_SERVICES.has(service)) {
         req.resume();
-        return refuseService(res, service);
+        return refuseService(res, service, SERVED_SERVICES);
       }
       const cborAction = cborCloudWatchAction(req);
       if (cborAction !== undefined) return answerCloudWatchCbor(req, res, cborAction, cloudWatch);

@@ -256,3 +256,21 @@ export const readJsonBody = async (
     return undefined;
   }
 };
+
+/** A service the edge does not serve: an error naming it, never another service's answer. */
+export const refuseService = (
+  res: ServerResponse,
+  service: string,
+  served: ReadonlySet<string>,
+) => {
+  res.writeHead(400, {
+    'content-type': 'application/json',
+    'x-amzn-errortype': 'UnknownOperationException',
+  });
+  res.end(
+    JSON.stringify({
+      __type: 'UnknownOperationException',
+      message: `the onceflow local edge does not serve ${service}; it serves ${[...served].join(', ')}`,
+    }),
+  );
+};

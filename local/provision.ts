@@ -5,6 +5,7 @@
  */
 import { type CreateTableCommandInput, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import type { SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../adapters/clients.ts';
 import { type TemplateAlarms, templateAlarms } from './alarms.ts';
@@ -24,6 +25,7 @@ import {
   resolve,
   type StackTemplate,
 } from './template.ts';
+import { provisionTopics } from './topics.ts';
 import { eventSourceMappings, type LocalEventSourceMapping } from './triggers.ts';
 
 export {
@@ -111,7 +113,8 @@ const dependencyOrder = (resources: [string, Resource][]): [string, Resource][] 
 
 export const provisionStack = async (
   stack: StackTemplate,
-  clients: AwsClients,
+  /** With `sns`, the template's topics and their SQS subscriptions are created too. */
+  clients: AwsClients & { readonly sns?: SNSClient },
   region: string,
 ): Promise<ProvisionedStack> => {
   const { stackName, template } = stack;
@@ -186,6 +189,15 @@ export const provisionStack = async (
     }
   }
 
+  // Topics once the queues exist (their SQS subscribers), before what may name them.
+  const topics = clients.sns
+    ? await provisionTopics(entries, {
+        stackName,
+        sns: clients.sns,
+        physical,
+        resolveValue: (value) => resolve(value, ctx),
+      })
+    : undefined;
   const { functions, notRun: functionsNotRun } = functionsOf(stack, region, physical);
 
   const mappings = eventSourceMappings(
@@ -252,6 +264,7 @@ export const provisionStack = async (
     }),
     ...rulesNotRun,
     ...alarmsNotRun,
+    ...(topics?.notRun ?? []),
     ...scheduler.notRun,
     ...functions.flatMap((fn) => {
       const targets: [string, string | undefined][] = [
@@ -323,6 +336,7 @@ export const provisionStack = async (
     'AWS::Lambda::EventInvokeConfig',
     'AWS::Scheduler::Schedule',
     'AWS::CloudWatch::Alarm',
+    ...(topics ? ['AWS::SNS::Topic', 'AWS::SNS::Subscription'] : []),
   ]);
   const notEmulated = [
     ...new Set(entries.map(([, r]) => r.Type).filter((t) => !handled.has(t))),

@@ -3,15 +3,19 @@
  * metrics, a queue's depths and the age of its oldest message, sampled when a metric of it is
  * read (CloudWatch samples each queue every minute).
  */
+
+import type { SNSClient } from '@aws-sdk/client-sns';
 import {
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   QueueDoesNotExist,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { snsActions } from './alarm-actions.ts';
 import { AlarmBook } from './alarm-book.ts';
 import { evaluated } from './cloudwatch-api.ts';
 import type { CloudWatchBackend } from './cloudwatch-operation.ts';
+import type { FauxqsStores } from './fauxqs-store.ts';
 import { type MetricId, MetricStore } from './metrics.ts';
 
 /** Each sampled metric and the queue attribute it reads. */
@@ -84,21 +88,27 @@ export const sampleQueues = async (
 const EVALUATION_EVERY_MS = 10_000;
 
 /**
- * The edge's CloudWatch, sampling queues through `sqs` (the emulator's own address) and `probe`. Its alarms are evaluated when
+ * The edge's CloudWatch, sampling queues through `sqs` (the emulator's own address) and its stores,
+ * its alarms' notifications published through `sns`. Its alarms are evaluated when
  * read and every 10 s besides, so that their history dates each change within seconds of the
  * datapoint that made it, as CloudWatch's minutely evaluation does within a minute. `stop` ends
  * that; an evaluation that fails is told to `warn`.
  */
 export const edgeCloudWatch = (
   where: { readonly region: string; readonly account: string },
-  sqs: SQSClient,
-  probe: QueueProbe,
+  { sqs, sns }: { readonly sqs: SQSClient; readonly sns: SNSClient },
+  /** fauxqs's stores, when the edge made them: without them, no queue's age is known. */
+  stores: FauxqsStores | undefined,
   warn: (message: string) => void = () => {},
 ): CloudWatchBackend & { stop(): void } => {
+  const probe: QueueProbe = {
+    refresh: () => stores?.expireVisibility(),
+    oldestMessageAgeMs: (name, nowMs) => stores?.oldestMessageAgeMs(name, nowMs),
+  };
   const metrics = new MetricStore();
   const backend: CloudWatchBackend = {
     metrics,
-    alarms: new AlarmBook(where),
+    alarms: new AlarmBook(where, snsActions(sns, where)),
     sample: (wanted, nowMs) => {
       probe.refresh();
       return sampleQueues(sqs, metrics, wanted, nowMs, probe);

@@ -3,12 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
+import { ListTopicsCommand } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { Duration, Stack } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import { OnceflowStack } from '../../infra/onceflow-stack.ts';
+import { readSettings } from '../../infra/settings.ts';
+import { adminClients } from '../../local/clients.ts';
 import { LOCAL_REGION } from '../../local/emulators.ts';
 import { provisionStack } from '../../local/provision.ts';
 import { loadStack } from '../../local/template.ts';
@@ -96,6 +100,32 @@ describe('provisioning from the synthesized template', () => {
       declared.map(([id]) => `${stack.stackName}-${id}`).sort(),
     );
     expect(stack.notRun.filter((line) => line.startsWith('Alarms'))).toEqual([]);
+  });
+
+  it('creates the alarm topic of a stack with an alarm email, its alarms’ actions naming it, and names the email subscription as not delivered', async () => {
+    const { assemblyDir, stackName, remove } = synthAssembly(
+      (app, name) =>
+        new OnceflowStack(app, name, {
+          settings: readSettings((k) => ({ alarmEmail: 'ops@example.com' })[k]),
+        }),
+    );
+    onTestFinished(remove);
+    const clients = adminClients(inject('endpoint'), LOCAL_REGION);
+    const stack = await provisionStack(loadStack(assemblyDir, stackName), clients, LOCAL_REGION);
+    const { Topics = [] } = await clients.sns.send(new ListTopicsCommand({}));
+    const topic = Topics.map((t) => t.TopicArn).find((arn) =>
+      arn?.includes(`:${stackName}-Alarms`),
+    );
+    expect(topic).toBeDefined();
+    for (const { alarm } of stack.alarms) expect(alarm.AlarmActions).toEqual([topic]);
+    expect(stack.notRun).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /: its email subscriber is not delivered to \(only SQS subscribers are, locally\)$/,
+        ),
+      ]),
+    );
+    expect(stack.notEmulated).not.toContain('AWS::SNS::Topic');
   });
 
   it('resolves every function’s environment to the local resources and reads each event source mapping', async () => {
