@@ -67,6 +67,7 @@ export class AlarmBook {
   readonly #arnPrefix: string;
 
   readonly #act: ActionRunner | undefined;
+  readonly #listeners = new Set<(change: Omit<AlarmChange, 'actions'>) => void>();
 
   constructor(
     where: { readonly region: string; readonly account: string },
@@ -130,6 +131,12 @@ export class AlarmBook {
     if (this.#history.length > HISTORY_KEPT) this.#history.shift();
   }
 
+  /** Calls `listener` on every change of an alarm's state; returns what stops it. */
+  onChange(listener: (change: Omit<AlarmChange, 'actions'>) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
   /** The alarms, by name. */
   list(): AlarmRecord[] {
     return [...this.#records.values()].sort((a, b) =>
@@ -177,6 +184,7 @@ export class AlarmBook {
     record.transitionedMs = nowMs;
     const name = record.alarm.AlarmName;
     this.#note(name, nowMs, 'StateUpdate', `Alarm updated from ${from} to ${state}`);
+    for (const listener of this.#listeners) listener({ record: { ...record }, from });
     const actions = {
       OK: record.alarm.OKActions,
       ALARM: record.alarm.AlarmActions,

@@ -83,6 +83,10 @@ export const MetricAlarmSchema = v.pipe(
 );
 export type MetricAlarm = v.InferOutput<typeof MetricAlarmSchema>;
 
+/** `AlarmsIngestOrdersErrorsEBDEFE6D` → `IngestOrdersErrors`: the id CDK's construct was given. */
+export const alarmId = (logicalId: string) =>
+  logicalId.replace(/^Alarms/, '').replace(/[0-9A-F]{8}$/, '');
+
 /** The metric an alarm watches. */
 export const metricOf = (a: MetricAlarm): MetricId => ({
   namespace: a.Namespace,

@@ -11,6 +11,7 @@ import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import * as v from 'valibot';
 import { FinalizerRunSchema } from '../shared/finalizer.ts';
+import { alarmId } from './alarms.ts';
 import { runDemo } from './demo.ts';
 import { JavaMissingError } from './dynamodb-local.ts';
 import { LOCAL_CREDENTIALS } from './emulators.ts';
@@ -258,6 +259,15 @@ try {
       '  npx onceflow check           (the settings its guarantees rest on; --fix puts back a hand edit)',
     );
     console.log('  npx onceflow local endpoint  (prints the endpoint, for scripts)');
+    // An alarm entering or leaving ALARM, as the console shows it (not its first evaluation).
+    runtime.emulators.alarms.onChange(({ record, from }) => {
+      if (!record.alarm.AlarmName.startsWith(`${stack.stackName}-`)) return;
+      const id = alarmId(record.logicalId ?? record.alarm.AlarmName);
+      if (record.state === 'ALARM' || from === 'ALARM')
+        console.log(
+          `${record.state === 'ALARM' ? '!' : '✓'} alarm ${id}: ${from} → ${record.state}: ${record.reason}`,
+        );
+    });
     console.log(
       `\nCtrl-C stops everything${options.persist ? '; the data stays' : ' and discards the data'}.`,
     );

@@ -14,6 +14,7 @@ import {
 } from '@aws-sdk/client-cloudwatch';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
+import { alarmId } from '../../local/alarms.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
@@ -41,10 +42,6 @@ export type AlarmStatus =
       readonly alarmName: string;
       readonly missing: true;
     };
-
-/** `AlarmsIngestOrdersErrorsEBDEFE6D` → `IngestOrdersErrors`: the id CDK's construct was given. */
-export const alarmId = (logicalId: string) =>
-  logicalId.replace(/^Alarms/, '').replace(/[0-9A-F]{8}$/, '');
 
 const STATES = new Set<string>(['OK', 'ALARM', 'INSUFFICIENT_DATA']);
 const isState = (s: string | undefined): s is AlarmState => s !== undefined && STATES.has(s);

@@ -196,6 +196,12 @@ describe('npm start as a process', () => {
         intervalMs: 500,
       },
     );
+    // The message in the DLQ fires its alarm, which the console says, with CloudWatch's reason.
+    await first.until('! alarm ordersDlqMessages: ');
+    // From OK, or from no data when its first evaluation came after the message.
+    expect(first.output()).toMatch(
+      /^! alarm ordersDlqMessages: (OK|INSUFFICIENT_DATA) → ALARM: Threshold Crossed: 1 of 1 period/m,
+    );
     first.child.kill('SIGINT');
     expect(await first.exited).toBe(0);
 
