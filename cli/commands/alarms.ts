@@ -22,6 +22,18 @@ import { sinceMs } from './logs.ts';
 
 export type AlarmState = 'OK' | 'ALARM' | 'INSUFFICIENT_DATA';
 
+/** The settings of an alarm that decide when it fires and whom it tells. */
+export interface AlarmDefinition {
+  readonly Statistic: string | undefined;
+  readonly Period: number | undefined;
+  readonly EvaluationPeriods: number | undefined;
+  readonly DatapointsToAlarm: number | undefined;
+  readonly Threshold: number | undefined;
+  readonly ComparisonOperator: string | undefined;
+  readonly TreatMissingData: string | undefined;
+  readonly AlarmActions: readonly string[];
+}
+
 export type AlarmStatus =
   | {
       /** The name `status` and `check` give it: its construct's id (`IngestOrdersErrors`). */
@@ -35,6 +47,8 @@ export type AlarmStatus =
       readonly actions: number;
       /** When it entered its state, ISO 8601. */
       readonly since?: string;
+      /** What `check` compares with the deployed template. */
+      readonly definition: AlarmDefinition;
     }
   | {
       readonly id: string;
@@ -92,6 +106,16 @@ export const stackAlarms = async (t: Target): Promise<AlarmStatus[]> => {
           ...(a.StateTransitionedTimestamp
             ? { since: a.StateTransitionedTimestamp.toISOString() }
             : {}),
+          definition: {
+            Statistic: a.Statistic,
+            Period: a.Period,
+            EvaluationPeriods: a.EvaluationPeriods,
+            DatapointsToAlarm: a.DatapointsToAlarm,
+            Threshold: a.Threshold,
+            ComparisonOperator: a.ComparisonOperator,
+            TreatMissingData: a.TreatMissingData,
+            AlarmActions: a.AlarmActions ?? [],
+          },
         };
       });
   } finally {

@@ -7,7 +7,7 @@
  */
 import { StandardUnit } from '@aws-sdk/client-cloudwatch';
 import * as v from 'valibot';
-import type { AlarmStatus } from './alarms.ts';
+import type { AlarmDefinition, AlarmStatus } from './alarms.ts';
 import type { Drift, LiveStack } from './check-drifts.ts';
 import { DELETED, type Finding } from './check-rules.ts';
 import { type Template, templateBoolean, templateNumber } from './check-template.ts';
@@ -15,8 +15,44 @@ import { type Template, templateBoolean, templateNumber } from './check-template
 export const ALARM_SUBJECT = 'alarm';
 const NO_EMAIL = ' (none configured: no alarm email)';
 
-/** One finding per alarm the stack declares. */
-export const judgeAlarms = (alarms: readonly AlarmStatus[]): Finding[] =>
+/**
+ * What an operator changed of the alarm's definition since the deploy (`Threshold 1 → 100`,
+ * live → deployed), as PutMetricAlarm would; none when it is the template's.
+ */
+export const definitionChanges = (live: AlarmDefinition, deployed: AlarmProperties): string[] => {
+  const pairs: [string, unknown, unknown][] = [
+    ['Statistic', live.Statistic, deployed.Statistic],
+    ['Period', live.Period, deployed.Period],
+    ['EvaluationPeriods', live.EvaluationPeriods, deployed.EvaluationPeriods],
+    [
+      'DatapointsToAlarm',
+      live.DatapointsToAlarm ?? live.EvaluationPeriods,
+      deployed.DatapointsToAlarm ?? deployed.EvaluationPeriods,
+    ],
+    ['Threshold', live.Threshold, deployed.Threshold],
+    ['ComparisonOperator', live.ComparisonOperator, deployed.ComparisonOperator],
+    [
+      'TreatMissingData',
+      live.TreatMissingData ?? 'missing',
+      deployed.TreatMissingData ?? 'missing',
+    ],
+    [
+      'AlarmActions',
+      [...live.AlarmActions].sort().join(', ') || 'none',
+      [...(deployed.AlarmActions ?? [])].sort().join(', ') || 'none',
+    ],
+  ];
+  return pairs.flatMap(([name, was, is]) => (was === is ? [] : [`${name} ${was} → ${is}`]));
+};
+
+/**
+ * One finding per alarm the stack declares; with the deployed definitions (by logical id), an
+ * alarm whose definition was changed by hand is flagged too.
+ */
+export const judgeAlarms = (
+  alarms: readonly AlarmStatus[],
+  deployed?: ReadonlyMap<string, AlarmProperties>,
+): Finding[] =>
   alarms.map((a): Finding => {
     const base = { subject: ALARM_SUBJECT, name: a.id };
     if ('missing' in a)
@@ -25,24 +61,43 @@ export const judgeAlarms = (alarms: readonly AlarmStatus[]): Finding[] =>
         verdict: 'fail',
         detail: `${a.alarmName} ${DELETED}: nothing watches its condition, and CloudFormation still lists it, so \`cdk deploy\` does not create it again`,
       };
+    const template = deployed?.get(a.logicalId);
+    const changed = template ? definitionChanges(a.definition, template) : [];
+    const edited =
+      changed.length === 0
+        ? ''
+        : `; changed by hand since the deploy (${changed.join('; ')}): it fires otherwise than deployed`;
     if (a.actionsEnabled)
       return {
         ...base,
-        verdict: 'ok',
-        detail: `${a.state}, actions on${a.actions === 0 ? NO_EMAIL : ''}`,
+        verdict: changed.length === 0 ? 'ok' : 'warn',
+        detail: `${a.state}, actions on${a.actions === 0 ? NO_EMAIL : ''}${edited}`,
       };
     return a.actions > 0
       ? {
           ...base,
           verdict: 'fail',
-          detail: `${a.state}, actions off: nobody is told when it fires (a DLQ filling unseen loses its messages when they expire)`,
+          detail: `${a.state}, actions off: nobody is told when it fires (a DLQ filling unseen loses its messages when they expire)${edited}`,
         }
       : {
           ...base,
           verdict: 'warn',
-          detail: `${a.state}, actions off (it has none yet: an alarm email deployed later would not be sent)`,
+          detail: `${a.state}, actions off (it has none yet: an alarm email deployed later would not be sent)${edited}`,
         };
   });
+
+/** The template's alarms, resolved, by logical id: those whose properties resolve. */
+export const deployedAlarms = (
+  template: Template,
+  resolve: (value: unknown) => unknown,
+): Map<string, AlarmProperties> =>
+  new Map(
+    Object.entries(template.Resources).flatMap(([id, r]) => {
+      if (r.Type !== 'AWS::CloudWatch::Alarm') return [];
+      const parsed = v.safeParse(AlarmPropertiesSchema, resolve(r.Properties));
+      return parsed.success ? [[id, parsed.output] as const] : [];
+    }),
+  );
 
 /**
  * The findings as `check` prints them: the alarms found fine in one line (`18 alarms: OK,
@@ -110,7 +165,26 @@ export const alarmDrifts = (
 ): Drift[] =>
   (live.alarms ?? []).flatMap((a): Drift[] => {
     const answers = [{ subject: ALARM_SUBJECT, name: a.id }];
-    if (!('missing' in a))
+    const properties = template.Resources[a.logicalId]?.Properties;
+    if (!('missing' in a)) {
+      const deployed = v.safeParse(AlarmPropertiesSchema, resolve(properties));
+      const changed = deployed.success ? definitionChanges(a.definition, deployed.output) : [];
+      // One PutMetricAlarm puts the whole definition back, its actions switched on included.
+      if (deployed.success && changed.length > 0)
+        return [
+          {
+            answers,
+            repair: {
+              subject: ALARM_SUBJECT,
+              name: a.id,
+              change: `put back ${a.alarmName}: ${changed.join('; ')}${a.actionsEnabled ? '' : '; actions off → on'}`,
+              request: {
+                kind: 'create-alarm',
+                alarm: { ...deployed.output, AlarmName: a.alarmName },
+              },
+            },
+          },
+        ];
       return a.actionsEnabled
         ? []
         : [
@@ -124,7 +198,7 @@ export const alarmDrifts = (
               },
             },
           ];
-    const properties = template.Resources[a.logicalId]?.Properties;
+    }
     const parsed = v.safeParse(AlarmPropertiesSchema, resolve(properties));
     if (!properties || !parsed.success)
       return [

@@ -56,15 +56,10 @@ const leftBecause = (f: Finding, drifts: readonly Drift[]): string => {
 };
 
 /**
- * The changes that put each flagged setting back as the deployed template sets it, and each
- * flagged setting left as it is, with why. Only what `check` flagged is changed: a setting that
- * differs from the template but is judged fine (a visibility timeout raised by hand) stays.
+ * The deployed template, validated, and how its references resolve through what the running
+ * stack says of itself: its outputs, its resources' physical ids and its functions' ARNs.
  */
-export const planRepairs = (
-  deployedTemplate: unknown,
-  live: LiveStack,
-  findings: readonly Finding[],
-): { readonly repairs: readonly Repair[]; readonly left: readonly Left[] } => {
+export const resolverFor = (deployedTemplate: unknown, live: LiveStack) => {
   const parsed = v.safeParse(TemplateSchema, deployedTemplate);
   if (!parsed.success)
     throw new CliError(
@@ -84,6 +79,20 @@ export const planRepairs = (
     arns,
     ...(live.resources ? { resources: live.resources } : {}),
   });
+  return { template, resolve };
+};
+
+/**
+ * The changes that put each flagged setting back as the deployed template sets it, and each
+ * flagged setting left as it is, with why. Only what `check` flagged is changed: a setting that
+ * differs from the template but is judged fine (a visibility timeout raised by hand) stays.
+ */
+export const planRepairs = (
+  deployedTemplate: unknown,
+  live: LiveStack,
+  findings: readonly Finding[],
+): { readonly repairs: readonly Repair[]; readonly left: readonly Left[] } => {
+  const { template, resolve } = resolverFor(deployedTemplate, live);
   const drifts = [
     ...alarmDrifts(template, live, resolve),
     ...queueDrifts(template, live, resolve, 'ingest'),

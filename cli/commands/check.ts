@@ -9,6 +9,7 @@
 
 import {
   CloudFormationClient,
+  CloudFormationServiceException,
   GetTemplateCommand,
   paginateListStackResources,
 } from '@aws-sdk/client-cloudformation';
@@ -29,9 +30,9 @@ import { counted, terminalSafe } from '../../local/render.ts';
 import { json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import { stackAlarms } from './alarms.ts';
-import { ALARM_SUBJECT, foldAlarms, judgeAlarms } from './check-alarms.ts';
+import { ALARM_SUBJECT, deployedAlarms, foldAlarms, judgeAlarms } from './check-alarms.ts';
 import { apply, repairClients } from './check-apply.ts';
-import { type LiveStack, planRepairs } from './check-fixes.ts';
+import { type LiveStack, planRepairs, resolverFor } from './check-fixes.ts';
 import {
   type Finding,
   type FunctionFacts,
@@ -158,7 +159,7 @@ export const checkPipeline = async (
     // A role without CloudWatch's read permissions still gets the rest of the checks.
     stackAlarms(t).catch((error: unknown) => {
       if (!(error instanceof Error)) throw error;
-      return `${error.name}: ${error.message}`;
+      return `not read (${error.name}: ${error.message})`;
     }),
   ]);
   const table = t.output('TableName');
@@ -176,15 +177,8 @@ export const checkPipeline = async (
     judgeWiring('watch', watch.environment, { TABLE_NAME: table }),
     ...judgeScheduled('watch', triggers.states.watch, watch, HELD.watch),
     ...(typeof alarms === 'string'
-      ? [
-          {
-            subject: ALARM_SUBJECT,
-            name: 'alarms',
-            verdict: 'warn' as const,
-            detail: `not read (${alarms})`,
-          },
-        ]
-      : judgeAlarms(alarms)),
+      ? [{ subject: ALARM_SUBJECT, name: 'alarms', verdict: 'warn' as const, detail: alarms }]
+      : judgeAlarms(alarms, await alarmDefinitions(t, live))),
     ...(await checkTable(t, table, fixTable)).map(
       (c): Finding => ({
         subject: 'table',
@@ -222,6 +216,22 @@ const deployed = async (
     throw new CliError(`${t.stackName}'s deployed template is not JSON, as CDK deploys it`, {
       cause: error,
     });
+  }
+};
+
+/**
+ * The deployed template's alarms, resolved, to tell one changed by hand; undefined (and no such
+ * comparison) where the template cannot be read.
+ */
+const alarmDefinitions = async (t: Target, live: LiveStack) => {
+  try {
+    const { template, resources } = await deployed(t);
+    const { template: parsed, resolve } = resolverFor(template, { ...live, resources });
+    return deployedAlarms(parsed, resolve);
+  } catch (error) {
+    // A role without cloudformation:GetTemplate still gets every other judgement.
+    if (error instanceof CloudFormationServiceException) return undefined;
+    throw error;
   }
 };
 

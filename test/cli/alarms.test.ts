@@ -1,8 +1,9 @@
 /**
  * The stack's alarms through the operator CLI, on the local runtime, where CloudWatch's alarms
  * are evaluated as on AWS: `status` and `alarms` say which alarm fires and why, which has its
- * actions off and which is gone, and `alarms --history` what changed; `check` fails a deleted alarm and warns of one silenced; `check --fix` turns the
- * actions on and creates the deleted alarm as the deployed template declares it.
+ * actions off and which is gone, and `alarms --history` what changed; `check` fails a deleted
+ * alarm and warns of one silenced or retuned; `check --fix` puts each back as the deployed
+ * template declares it.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,8 @@ import {
   DeleteAlarmsCommand,
   DescribeAlarmsCommand,
   DisableAlarmActionsCommand,
+  type MetricAlarm,
+  PutMetricAlarmCommand,
 } from '@aws-sdk/client-cloudwatch';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import * as v from 'valibot';
@@ -38,6 +41,21 @@ const nameOf = (id: string) => {
   if (!logicalId) throw new Error(`no alarm ${id} in the template`);
   return `${runtime.stack.stackName}-${logicalId}`;
 };
+
+/** An alarm's own description as `PutMetricAlarm` takes it (what an operator edits). */
+const putInput = (a: MetricAlarm | undefined) => ({
+  AlarmName: a?.AlarmName,
+  AlarmDescription: a?.AlarmDescription,
+  MetricName: a?.MetricName,
+  Namespace: a?.Namespace,
+  Statistic: a?.Statistic,
+  Dimensions: a?.Dimensions,
+  Period: a?.Period,
+  EvaluationPeriods: a?.EvaluationPeriods,
+  Threshold: a?.Threshold,
+  ComparisonOperator: a?.ComparisonOperator,
+  TreatMissingData: a?.TreatMissingData,
+});
 
 const FindingsSchema = v.array(
   v.object({ subject: v.string(), name: v.string(), verdict: v.string(), detail: v.string() }),
@@ -66,7 +84,7 @@ afterAll(async () => {
 });
 
 describe('onceflow status and check on the stack’s alarms', () => {
-  it('names a firing alarm, a silenced one and a deleted one, and --fix puts the last two back', async () => {
+  it('names a firing alarm, a silenced, a retuned and a deleted one, and --fix puts the last three back', async () => {
     const quiet = await cli('status');
     expect(quiet.stdout).toMatch(/^alarms: \d+, 0 in ALARM$/m);
 
@@ -79,6 +97,11 @@ describe('onceflow status and check on the stack’s alarms', () => {
     );
     await cw.send(new DisableAlarmActionsCommand({ AlarmNames: [nameOf('aggregateDlqMessages')] }));
     await cw.send(new DeleteAlarmsCommand({ AlarmNames: [nameOf('IngestOrdersErrors')] }));
+    // And the conflicts alarm quieted by a threshold no incident reaches.
+    const [conflicts] =
+      (await cw.send(new DescribeAlarmsCommand({ AlarmNames: [nameOf('BatchConflicts')] })))
+        .MetricAlarms ?? [];
+    await cw.send(new PutMetricAlarmCommand({ ...putInput(conflicts), Threshold: 1000 }));
 
     const status = await cli('status');
     expect(status.code, status.stderr).toBe(0);
@@ -126,6 +149,11 @@ describe('onceflow status and check on the stack’s alarms', () => {
     const findings = parseJson(FindingsSchema, checked.stdout).filter((f) => f.subject === 'alarm');
     expect(findings.filter((f) => f.verdict !== 'ok')).toEqual([
       expect.objectContaining({
+        name: 'BatchConflicts',
+        verdict: 'warn',
+        detail: expect.stringContaining('changed by hand since the deploy (Threshold 1000 → 1)'),
+      }),
+      expect.objectContaining({
         name: 'IngestOrdersErrors',
         verdict: 'fail',
         detail: expect.stringContaining('does not exist (deleted by hand?)'),
@@ -136,6 +164,9 @@ describe('onceflow status and check on the stack’s alarms', () => {
 
     const fixed = await cli('check', '--fix');
     expect(fixed.stderr).toContain('↺ put back alarm, aggregateDlqMessages: actions off → on');
+    expect(fixed.stderr).toContain(
+      `↺ put back alarm, BatchConflicts: put back ${nameOf('BatchConflicts')}: Threshold 1000 → 1`,
+    );
     expect(fixed.stderr).toContain(
       `↺ put back alarm, IngestOrdersErrors: create ${nameOf('IngestOrdersErrors')}: Sum of AWS/Lambda Errors ≥ 1 over 1 × 60 s`,
     );

@@ -6,8 +6,13 @@
 import fc from 'fast-check';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { foldAlarms, judgeAlarms } from '../../cli/commands/check-alarms.ts';
-import { type LiveStack, planRepairs, type Repair } from '../../cli/commands/check-fixes.ts';
+import { deployedAlarms, foldAlarms, judgeAlarms } from '../../cli/commands/check-alarms.ts';
+import {
+  type LiveStack,
+  planRepairs,
+  type Repair,
+  resolverFor,
+} from '../../cli/commands/check-fixes.ts';
 import {
   DELETED,
   type Finding,
@@ -213,6 +218,16 @@ const HEALTHY: LiveStack = {
       reason: '',
       actionsEnabled: true,
       actions: 1,
+      definition: {
+        Statistic: 'Maximum',
+        Period: 60,
+        EvaluationPeriods: 1,
+        DatapointsToAlarm: undefined,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [TOPIC_ARN],
+      },
     },
     {
       id: 'IE',
@@ -222,6 +237,16 @@ const HEALTHY: LiveStack = {
       reason: '',
       actionsEnabled: true,
       actions: 0,
+      definition: {
+        Statistic: 'Sum',
+        Period: 60,
+        EvaluationPeriods: 1,
+        DatapointsToAlarm: undefined,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: undefined,
+        AlarmActions: [],
+      },
     },
   ],
 };
@@ -742,6 +767,16 @@ const applied = (live: LiveStack, r: Repair): LiveStack => {
                 reason: 'Unchecked: Initial alarm creation',
                 actionsEnabled: q.alarm.ActionsEnabled ?? true,
                 actions: (q.alarm.AlarmActions ?? []).length,
+                definition: {
+                  Statistic: q.alarm.Statistic,
+                  Period: q.alarm.Period,
+                  EvaluationPeriods: q.alarm.EvaluationPeriods,
+                  DatapointsToAlarm: q.alarm.DatapointsToAlarm,
+                  Threshold: q.alarm.Threshold,
+                  ComparisonOperator: q.alarm.ComparisonOperator,
+                  TreatMissingData: q.alarm.TreatMissingData,
+                  AlarmActions: q.alarm.AlarmActions ?? [],
+                },
               }
             : a,
         ),
@@ -791,6 +826,8 @@ const driftArb = fc.record({
   dlqDeleted: fc.boolean(),
   alarmsSilenced: fc.subarray(['DA', 'IE']),
   alarmsDeleted: fc.subarray(['DA', 'IE']),
+  /** Alarms quieted by a threshold raised, or missing data read as fine. */
+  alarmsRetuned: fc.subarray(['DA', 'IE']),
 });
 
 /** Hand edits an operator may make during an incident, each drawn or not. */
@@ -846,9 +883,21 @@ const drifted = (d: HandEdits): LiveStack => {
     alarms: (live.alarms ?? []).map((a) =>
       d.alarmsDeleted.includes(a.id)
         ? { id: a.id, logicalId: a.logicalId, alarmName: a.alarmName, missing: true }
-        : d.alarmsSilenced.includes(a.id) && !('missing' in a)
-          ? { ...a, actionsEnabled: false }
-          : a,
+        : 'missing' in a
+          ? a
+          : {
+              ...a,
+              ...(d.alarmsSilenced.includes(a.id) ? { actionsEnabled: false } : {}),
+              ...(d.alarmsRetuned.includes(a.id)
+                ? {
+                    definition: {
+                      ...a.definition,
+                      Threshold: 100,
+                      TreatMissingData: 'notBreaching',
+                    },
+                  }
+                : {}),
+            },
     ),
   };
   return live;
@@ -867,7 +916,7 @@ describe('onceflow check --fix, for any hand edits', () => {
           triggers: l.triggers,
           // A created alarm has no data yet: its state is CloudWatch's to evaluate.
           alarms: (l.alarms ?? []).map((a) =>
-            'missing' in a ? a : [a.alarmName, a.actionsEnabled, a.actions],
+            'missing' in a ? a : [a.alarmName, a.actionsEnabled, a.actions, a.definition],
           ),
           functions: FNS.map((fn) => {
             const { mappings, environment, ...rest } = l.functions[fn];
@@ -908,6 +957,41 @@ describe('onceflow check on the stack’s alarms', () => {
       { id: 'DA', logicalId: 'DA', alarmName: 'app-DA-7A8B9C', missing: true },
     ]);
     expect(gone).toMatchObject({ verdict: 'fail', detail: expect.stringContaining(DELETED) });
+  });
+
+  it('warns of an alarm whose definition was changed by hand, and puts the deployed one back with its actions in one call', () => {
+    const [da, ie] = HEALTHY.alarms ?? [];
+    if (!da || !ie || 'missing' in da || 'missing' in ie)
+      throw new Error('HEALTHY has both alarms');
+    const quieted = {
+      ...da,
+      actionsEnabled: false,
+      definition: { ...da.definition, Threshold: 100, TreatMissingData: 'notBreaching' },
+    };
+    const raised = { ...ie, definition: { ...ie.definition, EvaluationPeriods: 5 } };
+    const { resolve, template } = resolverFor(TEMPLATE, HEALTHY);
+    const findings = judgeAlarms([quieted, raised], deployedAlarms(template, resolve));
+    expect(findings.map((f) => [f.name, f.verdict, f.detail])).toEqual([
+      [
+        'DA',
+        'fail',
+        'OK, actions off: nobody is told when it fires (a DLQ filling unseen loses its messages when they expire); changed by hand since the deploy (Threshold 100 → 1): it fires otherwise than deployed',
+      ],
+      [
+        'IE',
+        'warn',
+        'OK, actions on (none configured: no alarm email); changed by hand since the deploy (EvaluationPeriods 5 → 1; DatapointsToAlarm 5 → 1): it fires otherwise than deployed',
+      ],
+    ]);
+    const { repairs } = plan({ ...HEALTHY, alarms: [quieted, raised] }, findings);
+    expect(repairs.map((r) => [r.name, r.change, r.request.kind])).toEqual([
+      ['DA', 'put back app-DA-7A8B9C: Threshold 100 → 1; actions off → on', 'create-alarm'],
+      [
+        'IE',
+        'put back app-IE-0D1E2F: EvaluationPeriods 5 → 1; DatapointsToAlarm 5 → 1',
+        'create-alarm',
+      ],
+    ]);
   });
 
   it('prints the alarms found fine in one line where they stood, and each other one on its own', () => {
