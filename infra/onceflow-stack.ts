@@ -23,8 +23,8 @@ import { SqsFunction } from './constructs/sqs-function.ts';
 import type { Settings } from './settings.ts';
 
 const FUNCTIONS_DIR = join(import.meta.dirname, '..', 'functions');
-/** Powertools' namespace and service name: the functions emit there, alarms and dashboard read. */
-const APP_METRICS = { namespace: 'onceflow', service: 'onceflow' } as const;
+/** Powertools' namespace: the functions emit there, alarms and dashboard read. */
+const METRICS_NAMESPACE = 'onceflow';
 
 export interface FunctionTuning {
   /** Default 30 seconds. */
@@ -100,11 +100,14 @@ export class OnceflowStack extends Stack {
       ? TableV2.fromTableName(this, 'RestoredTable', settings.tableName)
       : this.table.table;
     const bucket = this.data.bucket;
+    // The service dimension is the stack's name: two stacks in one account (dev and prod) keep
+    // their metrics, and so their alarms and dashboards, apart.
+    const appMetrics = { namespace: METRICS_NAMESPACE, service: this.stackName };
     const common = {
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
-      POWERTOOLS_SERVICE_NAME: APP_METRICS.service,
-      POWERTOOLS_METRICS_NAMESPACE: APP_METRICS.namespace,
+      POWERTOOLS_SERVICE_NAME: appMetrics.service,
+      POWERTOOLS_METRICS_NAMESPACE: appMetrics.namespace,
     };
 
     this.ingest = new SqsFunction(this, 'IngestOrders', {
@@ -143,8 +146,8 @@ export class OnceflowStack extends Stack {
       bundleAwsSdk: settings.awsSdk === 'bundled',
       environment: {
         TABLE_NAME: table.tableName,
-        POWERTOOLS_SERVICE_NAME: APP_METRICS.service,
-        POWERTOOLS_METRICS_NAMESPACE: APP_METRICS.namespace,
+        POWERTOOLS_SERVICE_NAME: appMetrics.service,
+        POWERTOOLS_METRICS_NAMESPACE: appMetrics.namespace,
       },
     });
 
@@ -294,13 +297,13 @@ export class OnceflowStack extends Stack {
       },
       ...(settings.alarmEmail ? { email: settings.alarmEmail } : {}),
       removalPolicy,
-      appMetrics: APP_METRICS,
+      appMetrics,
     });
     this.dashboard = new PipelineDashboard(this, 'Dashboard', {
       queues: { orders: this.ordersQueue, aggregate: this.aggregateQueue },
       functions: { IngestOrders: this.ingest.fn, AggregateHours: this.aggregate.fn },
       tableName: table.tableName,
-      appMetrics: APP_METRICS,
+      appMetrics,
     });
 
     const outputs: Record<string, string> = {
@@ -323,6 +326,8 @@ export class OnceflowStack extends Stack {
       // What `onceflow replay rejects` checks before sending: too-late parts are refused again
       // while the deployed functions quarantine them.
       LatePolicy: settings.latePolicy,
+      // The `service` dimension of the functions' metrics, which `onceflow status` reads.
+      MetricsService: appMetrics.service,
     };
     for (const [name, value] of Object.entries(outputs)) new CfnOutput(this, name, { value });
 

@@ -64,7 +64,8 @@ const metricFromCloudWatch = async (target: Target, metric: string): Promise<Met
       new GetMetricStatisticsCommand({
         Namespace: 'onceflow',
         MetricName: metric,
-        Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+        // The stack's own (its name); a stack deployed before that output existed used `onceflow`.
+        Dimensions: [{ Name: 'service', Value: target.outputs.MetricsService ?? 'onceflow' }],
         StartTime: new Date(Date.now() - 14 * 86_400_000),
         EndTime: new Date(),
         Period: 14 * 86_400,

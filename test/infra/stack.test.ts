@@ -108,7 +108,8 @@ describe('the onceflow stack', () => {
       {
         Environment: {
           Variables: Match.objectLike({
-            POWERTOOLS_SERVICE_NAME: 'onceflow',
+            // The stack's name: two stacks in one account keep their metrics apart.
+            POWERTOOLS_SERVICE_NAME: 'test',
             // The bundles map their stack traces themselves, when first formatted.
             NODE_OPTIONS: Match.absent(),
           }),
@@ -586,7 +587,7 @@ describe('the onceflow stack', () => {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Namespace: 'onceflow',
         MetricName: name,
-        Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+        Dimensions: [{ Name: 'service', Value: 'test' }],
         Statistic: 'Sum',
         Threshold: 1,
         AlarmDescription: Match.stringLikeRegexp(`^${name}: .*${pointer}`),
@@ -598,12 +599,13 @@ describe('the onceflow stack', () => {
         Environment: {
           Variables: Match.objectLike({
             POWERTOOLS_METRICS_NAMESPACE: 'onceflow',
-            POWERTOOLS_SERVICE_NAME: 'onceflow',
+            POWERTOOLS_SERVICE_NAME: 'test',
           }),
         },
       },
       4,
     );
+    template.hasOutput('MetricsService', { Value: 'test' });
     template.resourceCountIs('AWS::SNS::Topic', 0);
   });
 

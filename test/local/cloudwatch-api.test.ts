@@ -60,7 +60,7 @@ const stateOf = async (prefix: string) => (await alarm(prefix)).StateValue;
 const rejectedOverAnHour = (statistics: ('Sum' | 'SampleCount')[]) => ({
   Namespace: 'onceflow',
   MetricName: 'RejectedMessages',
-  Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+  Dimensions: [{ Name: 'service', Value: inject('assembly').stackName }],
   StartTime: new Date(Date.now() - 3_600_000),
   EndTime: new Date(Date.now() + 60_000),
   Period: 7200,
@@ -76,7 +76,7 @@ const rejectedPerMinute = () => ({
         Metric: {
           Namespace: 'onceflow',
           MetricName: 'RejectedMessages',
-          Dimensions: [{ Name: 'service', Value: 'onceflow' }],
+          Dimensions: [{ Name: 'service', Value: inject('assembly').stackName }],
         },
         Period: 60,
         Stat: 'Sum',

@@ -220,7 +220,8 @@ describe('Lambda’s API on the local edge', () => {
     expect(tail).toMatch(/\nEND RequestId: [\w-]+\nREPORT RequestId: [\w-]+\tDuration: [\d.]+ ms/);
     // The function's own structured log lines, between START and END, under the same request id:
     // the one its context was given, as Lambda's is.
-    expect(tail).toContain('"service":"onceflow"');
+    // Powertools' service is the stack's name, as synthesized.
+    expect(tail).toContain(`"service":"${inject('assembly').stackName}"`);
     const requestId = /^START RequestId: ([\w-]+)/.exec(tail)?.[1];
     expect(tail).toContain(`"function_request_id":"${requestId}"`);
     expect(ok.$metadata.requestId).toBe(requestId);
