@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
-import { writeHandAssembly } from '../support/assembly.ts';
+import { lambdaAlarmResource, writeHandAssembly } from '../support/assembly.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { useEmulators } from '../support/emulators.ts';
 import { parseJson } from '../support/json.ts';
@@ -31,23 +31,13 @@ let runtime: LocalRuntime;
 let cw: CloudWatchClient;
 const stackName = uniqueName('actions');
 
-const alarmOn = (metric: string) => ({
-  Type: 'AWS::CloudWatch::Alarm',
-  Properties: {
+/** An alarm on the function's metric, telling the topic when it fires and when it clears. */
+const alarmOn = (metric: string) =>
+  lambdaAlarmResource(metric, 1, {
     AlarmDescription: `${metric} of Fn`,
-    MetricName: metric,
-    Namespace: 'AWS/Lambda',
-    Statistic: 'Sum',
-    Dimensions: [{ Name: 'FunctionName', Value: { Ref: 'Fn' } }],
-    Period: 60,
-    EvaluationPeriods: 1,
-    Threshold: 1,
-    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-    TreatMissingData: 'notBreaching',
     AlarmActions: [{ Ref: 'Topic' }],
     OKActions: [{ Ref: 'Topic' }],
-  },
-});
+  });
 
 beforeAll(async () => {
   const assemblyDir = writeHandAssembly(

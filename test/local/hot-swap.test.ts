@@ -25,7 +25,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
-import { writeHandAssembly } from '../support/assembly.ts';
+import { lambdaAlarmResource, writeHandAssembly } from '../support/assembly.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { useEmulators } from '../support/emulators.ts';
 import { uniqueName } from '../support/names.ts';
@@ -61,22 +61,6 @@ interface AssemblyOptions {
   /** Two alarms on the function: `Errors` at this threshold, and `Throttles`. */
   readonly errorsThreshold?: number;
 }
-
-/** An alarm on one of Lambda's metrics of the function. */
-const lambdaAlarm = (metric: string, threshold: number) => ({
-  Type: 'AWS::CloudWatch::Alarm',
-  Properties: {
-    MetricName: metric,
-    Namespace: 'AWS/Lambda',
-    Statistic: 'Sum',
-    Dimensions: [{ Name: 'FunctionName', Value: { Ref: 'Fn' } }],
-    Period: 60,
-    EvaluationPeriods: 1,
-    Threshold: threshold,
-    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-    TreatMissingData: 'notBreaching',
-  },
-});
 
 /** A cloud assembly of one stack, as `cdk synth` lays it out, in a directory of its own. */
 const writeAssembly = (stackName: string, o: AssemblyOptions): string => {
@@ -125,8 +109,8 @@ const writeAssembly = (stackName: string, o: AssemblyOptions): string => {
         ...(o.errorsThreshold === undefined
           ? {}
           : {
-              Errors: lambdaAlarm('Errors', o.errorsThreshold),
-              Throttles: lambdaAlarm('Throttles', 1),
+              Errors: lambdaAlarmResource('Errors', o.errorsThreshold),
+              Throttles: lambdaAlarmResource('Throttles', 1),
             }),
       },
       Outputs: { QueueUrl: { Value: { Ref: 'Work' } } },

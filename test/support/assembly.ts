@@ -57,3 +57,24 @@ export const writeHandAssembly = (
   writeFileSync(join(dir, `${stackName}.template.json`), JSON.stringify(template));
   return dir;
 };
+
+/** An alarm on one of Lambda's metrics of the function `Fn`, for a hand-written assembly. */
+export const lambdaAlarmResource = (
+  metric: string,
+  threshold: number,
+  more: Readonly<Record<string, unknown>> = {},
+) => ({
+  Type: 'AWS::CloudWatch::Alarm',
+  Properties: {
+    MetricName: metric,
+    Namespace: 'AWS/Lambda',
+    Statistic: 'Sum',
+    Dimensions: [{ Name: 'FunctionName', Value: { Ref: 'Fn' } }],
+    Period: 60,
+    EvaluationPeriods: 1,
+    Threshold: threshold,
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    TreatMissingData: 'notBreaching',
+    ...more,
+  },
+});
