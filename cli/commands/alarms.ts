@@ -11,13 +11,14 @@ import {
   DescribeAlarmsCommand,
   type MetricAlarm,
   paginateDescribeAlarmHistory,
+  SetAlarmStateCommand,
 } from '@aws-sdk/client-cloudwatch';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
 import { alarmId } from '../../local/alarms.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { json, run, target } from '../program.ts';
-import type { Target } from '../target.ts';
+import { CliError, type Target } from '../target.ts';
 import { sinceMs } from './logs.ts';
 
 export type AlarmState = 'OK' | 'ALARM' | 'INSUFFICIENT_DATA';
@@ -159,6 +160,44 @@ const stateChanges = async (
   }
 };
 
+/**
+ * `--test`: the alarm set in ALARM with a reason that says it is a drill, so that whoever its
+ * actions notify sees one; it returns to its real state at CloudWatch's next evaluation.
+ */
+const drill = async (t: Target, alarms: readonly AlarmStatus[], id: string): Promise<number> => {
+  const alarm = alarms.find((a) => a.id === id || a.alarmName === id);
+  if (!alarm)
+    throw new CliError(`no alarm ${id}: the stack's are ${alarms.map((a) => a.id).join(', ')}`);
+  if ('missing' in alarm)
+    throw new CliError(`${id} was deleted: \`onceflow check --fix\` creates it again`);
+  // Actions run on a change of state only: an alarm already in ALARM would notify nobody.
+  if (alarm.state === 'ALARM')
+    throw new CliError(`${id} is in ALARM already: its actions ran when it entered it`);
+  const cloudWatch = new CloudWatchClient(t.clientConfig ?? { region: t.region });
+  try {
+    await cloudWatch.send(
+      new SetAlarmStateCommand({
+        AlarmName: alarm.alarmName,
+        StateValue: 'ALARM',
+        StateReason: `onceflow alarms --test: a drill of this alarm's notifications (it was ${alarm.state})`,
+      }),
+    );
+  } finally {
+    cloudWatch.destroy();
+  }
+  const n = alarm.definition.AlarmActions.length;
+  const what =
+    n === 0
+      ? 'it has no ALARM action (no alarm email configured), so nobody is notified'
+      : alarm.actionsEnabled
+        ? `its ${n === 1 ? 'action runs' : `${n} actions run`} now`
+        : 'its actions are off, so nobody is notified: `onceflow check --fix` turns them on';
+  console.log(
+    `${id} set in ALARM: ${what}; CloudWatch puts it back at its next evaluation (within a minute)`,
+  );
+  return 0;
+};
+
 const second = (iso: string | undefined) => iso?.replace(/\.\d+Z$/, 'Z') ?? '';
 
 export const register = (program: Command): void => {
@@ -175,14 +214,19 @@ export const register = (program: Command): void => {
       '--history [since]',
       'their state changes, newest first, since a duration back (default 24h) or a time',
     )
+    .option(
+      '--test <alarm>',
+      'a drill of one alarm’s notifications: sets it in ALARM (SetAlarmState), so its actions run now; CloudWatch puts its state back at its next evaluation',
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  npx onceflow alarms\n  npx onceflow --target aws alarms --history 2h',
+      '\nExamples:\n  npx onceflow alarms\n  npx onceflow --target aws alarms --history 2h\n  npx onceflow --target aws alarms --test ordersDlqMessages',
     )
     .action(
-      run(async (o: { json?: boolean; history?: string | true }) => {
+      run(async (o: { json?: boolean; history?: string | true; test?: string }) => {
         const t = await target();
         const alarms = await stackAlarms(t);
+        if (o.test !== undefined) return drill(t, alarms, o.test);
         if (o.history !== undefined) {
           const since = new Date(sinceMs(o.history === true ? '24h' : o.history, Date.now()));
           const changes = await stateChanges(

@@ -12,6 +12,7 @@ import {
   DescribeAlarmHistoryCommand,
   DescribeAlarmsCommand,
   DisableAlarmActionsCommand,
+  SetAlarmStateCommand,
 } from '@aws-sdk/client-cloudwatch';
 import { LambdaClient, PutFunctionConcurrencyCommand } from '@aws-sdk/client-lambda';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
@@ -21,6 +22,7 @@ import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { lambdaAlarmResource, writeHandAssembly } from '../support/assembly.ts';
+import { onceflow, recordState } from '../support/cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { useEmulators } from '../support/emulators.ts';
 import { parseJson } from '../support/json.ts';
@@ -195,5 +197,42 @@ describe('alarm actions in the local runtime', () => {
     expect(
       (await received()).filter((n) => n.AlarmName === name && n.NewStateValue === 'ALARM'),
     ).toEqual([]);
+  });
+
+  it('drills an alarm’s notifications with onceflow alarms --test: its subscriber receives one that says so', async () => {
+    const cli = (...args: string[]) =>
+      onceflow([
+        '--local-state',
+        recordState(runtime, mkdtempSync(join(tmpdir(), 'onceflow-drill-'))),
+        ...args,
+      ]);
+    // Errors fired in the first test: back to OK (held until its next evaluation), so that the
+    // drill is a change of state, which is what runs actions.
+    await cw.send(
+      new SetAlarmStateCommand({
+        AlarmName: `${stackName}-Errors`,
+        StateValue: 'OK',
+        StateReason: 'before the drill',
+      }),
+    );
+    await received();
+    const drilled = await cli('alarms', '--test', 'Errors');
+    expect(drilled.code, drilled.stderr).toBe(0);
+    expect(drilled.stdout).toBe(
+      'Errors set in ALARM: its action runs now; CloudWatch puts it back at its next evaluation (within a minute)\n',
+    );
+    const notes: v.InferOutput<typeof NotificationSchema>[] = [];
+    await waitFor(
+      async () => {
+        notes.push(...(await received()));
+        return notes.some((n) => n.NewStateReason.startsWith('onceflow alarms --test'));
+      },
+      { timeoutMs: DEADLINE_MS, what: 'the drill’s notification in the subscribed queue' },
+    );
+    // Already in ALARM: setting it again would notify nobody, and the command says so.
+    const again = await cli('alarms', '--test', 'Errors');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('Errors is in ALARM already');
+    expect((await cli('alarms', '--test', 'Nope')).stderr).toContain('no alarm Nope: the stack');
   });
 });
