@@ -102,7 +102,8 @@ export interface TemplateAlarms {
 
 /**
  * The template's metric alarms, resolved: named `<stack>-<logicalId>` unless the template names
- * them. An action on something not emulated (an SNS topic) keeps the ARN it would have.
+ * them. An action on a topic not provisioned (provisioning without an SNS client) keeps the ARN
+ * the topic would have locally, `arn:aws:sns:<region>:<account>:<stack>-<logicalId>`.
  */
 export const templateAlarms = (
   resources: ResourceEntries,

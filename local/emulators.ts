@@ -23,6 +23,7 @@ import {
 import { answerCloudWatchCbor, cborCloudWatchAction } from './cloudwatch-cbor.ts';
 import { answerCloudWatchQuery, CLOUDWATCH_QUERY_VERSION } from './cloudwatch-query.ts';
 import { type RunningDynamoLocal, startDynamoLocal } from './dynamodb-local.ts';
+import { edgeCloudWatch } from './edge-cloudwatch.ts';
 import { answerEvents, EVENTS_TARGET_PREFIX } from './events-api.ts';
 import { type FauxqsGaps, probeFauxqsGaps } from './fauxqs-gaps.ts';
 import { type FauxqsStores, fauxqsStores } from './fauxqs-store.ts';
@@ -43,7 +44,6 @@ import { releaseOrphaned } from './orphaned-receives.ts';
 import { LOCAL_ACCOUNT } from './provision-functions.ts';
 import { answerInjectedConflict, isObjectWrite, S3Preconditions } from './s3-preconditions.ts';
 import { answerScheduler } from './scheduler-api.ts';
-import { edgeCloudWatch } from './sqs-metrics.ts';
 import { MOVE_TASK_ACTIONS, SqsMoveTasks } from './sqs-move-tasks.ts';
 import { answerSqsQuery, SQS_QUERY_ACTIONS } from './sqs-query.ts';
 
