@@ -21,6 +21,7 @@ import { batchDigest, stableHash } from './digest.ts';
 import { BatchConflictError, InvalidMessageError, type RejectReason } from './errors.ts';
 import { rawArchiveKey } from './keys.ts';
 import { type HourMarks, type LatePolicy, lateHoursOf, reportTooLate } from './late-policy.ts';
+import { retentionVerdict } from './retention.ts';
 import { type OrderBatch, type OrderEvent, parseBatchBody } from './schema.ts';
 import { formatHour } from './time.ts';
 import type { EventClock } from './watermark.ts';
@@ -262,16 +263,9 @@ const claimAndApply = async (
   const retention = settings.ledgerRetentionSeconds;
   let expiresAt: number | undefined;
   if (retention !== undefined) {
-    const now = ports.now();
-    // Past the retention the ledger may have forgotten this batch: applying it could count it
-    // twice, so it is refused instead (see README, "Ledger retention").
-    if (plan.earliestMs < now - retention * 1000) {
-      throw new InvalidMessageError(
-        'beyond-retention',
-        `earliest event ${new Date(plan.earliestMs).toISOString()} is older than the ledger retention of ${retention}s`,
-      );
-    }
-    expiresAt = Math.ceil((Math.max(now, plan.latestMs) + retention * 1000) / 1000);
+    const verdict = retentionVerdict(plan, ports.now(), retention);
+    if (verdict.refused) throw new InvalidMessageError('beyond-retention', verdict.detail);
+    expiresAt = verdict.expiresAtSeconds;
   }
 
   const receivedAtMs = ports.now();

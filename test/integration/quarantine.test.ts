@@ -131,6 +131,17 @@ describe('ledger retention', () => {
     for (const item of ledger) expect(Number(item.expiresAt?.N)).toBe((now + 30 * day) / 1000);
   });
 
+  it('stamps the entry of a batch of future events from its newest event, not from now', async () => {
+    const p = await createPipeline({ env: { LEDGER_RETENTION_DAYS: '30' } });
+    // A producer's clock a day ahead: the entry must outlive the last moment a copy is accepted.
+    p.setClock(() => Date.parse('2026-09-30T00:00:00Z'));
+    const batch = seedBatches()[0] ?? '';
+    await p.deliverUntilDone([batch]);
+    const newest = Math.max(...parseBatch(batch).events.map((e) => Date.parse(e.eventTime)));
+    const [entry] = (await p.tableItems()).filter((i) => i.pk?.S?.startsWith('BATCH#'));
+    expect(Number(entry?.expiresAt?.N)).toBe(Math.ceil((newest + 30 * day) / 1000));
+  });
+
   it('refuses a batch older than the retention instead of risking a second application', async () => {
     const p = await createPipeline({ env: { LEDGER_RETENTION_DAYS: '30' } });
     p.setClock(() => Date.parse('2026-10-01T00:00:00Z') + 31 * day);

@@ -135,4 +135,95 @@ export const MUTANTS: readonly Mutant[] = [
     equivalent:
       'the ledger keeps the first decision (a conditional write) and returns it to every later one: the shortcut saves a read and a write, it decides nothing',
   },
+  {
+    file: 'shared/digest.ts',
+    from: 'batch.source ?? null',
+    to: 'null',
+    breaks: 'a batch id reused with another source taken for the same batch, not a batch-conflict',
+  },
+  {
+    file: 'shared/digest.ts',
+    from: '.sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0))',
+    to: '',
+    breaks: 'the same batch re-serialised with its events in another order taken for a conflict',
+  },
+  {
+    file: 'shared/digest.ts',
+    from: 'e.eventId,\n        e.customerId,',
+    to: 'e.eventId,',
+    breaks: 'an event re-sent with another customer taken for a copy, not an event-conflict',
+  },
+  {
+    file: 'shared/claims.ts',
+    from: 'else if (claim.digest !== digest) conflicts.push({ event, claim });',
+    to: '',
+    breaks: 'an event re-sent with other content counted as a duplicate, its conflict unreported',
+  },
+  {
+    file: 'adapters/dynamo.ts',
+    from: "ConditionExpression: 'attribute_not_exists(pk)',",
+    to: '',
+    breaks: 'every delivery of a batch claiming it anew: a redelivered batch applied again',
+  },
+  {
+    file: 'adapters/dynamo-orders.ts',
+    from: 'if (name.startsWith(CLAIM_PREFIX)) conditions.push(',
+    to: 'if (false) conditions.push(',
+    breaks: 'two batches racing with one event both claiming it: the event counted twice',
+  },
+  {
+    file: 'shared/retention.ts',
+    from: 'span.earliestMs < nowMs - retentionMs',
+    to: 'span.latestMs < nowMs - retentionMs',
+    breaks: 'a batch holding events older than the ledger retention applied: counted twice',
+  },
+  {
+    file: 'shared/retention.ts',
+    from: 'Math.max(nowMs, span.latestMs) + retentionMs',
+    to: 'nowMs + retentionMs',
+    breaks:
+      'the ledger entry of a batch of future events expiring while a redelivery is still accepted',
+  },
+  {
+    file: 'shared/schema.ts',
+    from: 'v.maxLength(MAX_EVENTS_PER_BATCH,',
+    to: 'v.maxLength(MAX_EVENTS_PER_BATCH + 1,',
+    breaks: 'a batch over the contract’s 500 events admitted',
+  },
+  {
+    file: 'shared/time.ts',
+    from: "const fraction = leap ? '999999999'",
+    to: "const fraction = leap ? '000000000'",
+    breaks: 'a leap second ordered before the last instant of its minute',
+  },
+  {
+    file: 'adapters/s3.ts',
+    from: 'if (isPreconditionFailed(error)) return;',
+    to: 'if (isPreconditionFailed(error) || isConditionalConflict(error)) return;',
+    breaks: 'a 409 on the archive taken as already there: a batch committed without its archive',
+  },
+  {
+    file: 'shared/ingest.ts',
+    from: 'const isCommitted = (entry: LedgerEntry) => entry.doneParts.size >= entry.parts;',
+    to: 'const isCommitted = (entry: LedgerEntry) => entry.doneParts.size > 0;',
+    breaks: 'a batch in parts, crashed after its first commit, never applying the others',
+  },
+  {
+    file: 'shared/schema.ts',
+    from: 'if (first !== undefined) {',
+    to: 'if (false) {',
+    breaks: 'a batch holding two events of one id admitted',
+  },
+  {
+    file: 'shared/schema.ts',
+    from: '(e) => fractionDigits(e.amount) <= (currencyExponent(e.currency) ?? 0),',
+    to: '(e) => fractionDigits(e.amount) <= (currencyExponent(e.currency) ?? 0) + 1,',
+    breaks: 'an amount finer than its currency’s minor unit admitted',
+  },
+  {
+    file: 'shared/ingest.ts',
+    from: 'if (!(error instanceof InvalidMessageError)) throw error;',
+    to: 'if (!(error instanceof Error)) throw error;',
+    breaks: 'a transient failure quarantined instead of retried: a valid batch never applied',
+  },
 ];
