@@ -14,7 +14,12 @@ export interface Mutant {
   readonly breaks: string;
   /** Set when no input can tell the mutant apart: why. */
   readonly equivalent?: string;
+  /** The test files that defend it; default the core's (unit, integration, property, chaos). */
+  readonly files?: readonly string[];
 }
+
+/** The local poller's tests: partial batch responses, filters, FIFO groups, the DLQ. */
+const POLLER_TESTS = ['test/local/poller.test.ts', 'test/unit/fifo-groups.test.ts'];
 
 export const MUTANTS: readonly Mutant[] = [
   {
@@ -225,5 +230,42 @@ export const MUTANTS: readonly Mutant[] = [
     from: 'if (!(error instanceof InvalidMessageError)) throw error;',
     to: 'if (!(error instanceof Error)) throw error;',
     breaks: 'a transient failure quarantined instead of retried: a valid batch never applied',
+  },
+  // The local runtime behaves as Lambda's SQS event source mapping: its tests defend it.
+  {
+    file: 'local/sqs-event.ts',
+    from: "typeof id !== 'string' || id === '' || !batchIds.includes(id)",
+    to: "typeof id !== 'string' || id === ''",
+    breaks:
+      'an itemIdentifier not in the batch honoured: the rest of the batch deleted, where Lambda retries it all',
+    files: POLLER_TESTS,
+  },
+  {
+    file: 'local/sqs-poller.ts',
+    from: 'if (!this.#settings.reportBatchItemFailures) return { failed: [] };',
+    to: '',
+    breaks: 'a partial batch response read from a function whose trigger does not report them',
+    files: POLLER_TESTS,
+  },
+  {
+    file: 'local/sqs-poller.ts',
+    from: 'return { failed: ids, error: (e as Error).message };',
+    to: 'return { failed: [], error: (e as Error).message };',
+    breaks: 'a batch whose invocation threw deleted: its messages lost',
+    files: POLLER_TESTS,
+  },
+  {
+    file: 'local/sqs-poller.ts',
+    from: 'if (group !== undefined && outcome.failed.includes(r.messageId)) failedGroups.add(group);',
+    to: '',
+    breaks: 'a FIFO group running ahead of its failed message',
+    files: POLLER_TESTS,
+  },
+  {
+    file: 'local/sqs-poller.ts',
+    from: 'await this.#delete(received.filter((m) => !messages.includes(m)));',
+    to: '',
+    breaks: 'messages no filter matches left in the queue, where Lambda deletes them',
+    files: POLLER_TESTS,
   },
 ];

@@ -2,6 +2,7 @@
  * `npm run test:mutants -- [--only 3,7] [--files test/unit ...]`: whether the suite fails on
  * each mutation of `mutants.ts`. Each runs on a copy of the project in the system's temporary
  * directory (this working tree is never touched), with the test files that exercise the core
+ * (or those a mutant names, for the local runtime's own semantics)
  * (unit, integration, property and the fixed-seed chaos), stopping at the first failure. Prints
  * which test caught each one; exits 1 when a mutant that changes behaviour survived, or one
  * marked equivalent was caught. About two minutes a mutant on 2 cores.
@@ -49,7 +50,6 @@ const chosen = values.only
       return i;
     })
   : MUTANTS.map((_, i) => i);
-const files = values.files ?? DEFAULT_FILES;
 
 const copy = mkdtempSync(join(tmpdir(), 'onceflow-mutants-'));
 for (const entry of ENTRIES) cpSync(join(ROOT, entry), join(copy, entry), { recursive: true });
@@ -85,7 +85,7 @@ try {
     // No result cache: this project's next run must not see the mutants' failures.
     const run = await runProcess(
       join(copy, 'node_modules', '.bin', 'vitest'),
-      ['run', '--bail', '1', '--no-cache', ...files],
+      ['run', '--bail', '1', '--no-cache', ...(values.files ?? mutant.files ?? DEFAULT_FILES)],
       { cwd: copy },
     );
     writeFileSync(file, original);
