@@ -2,8 +2,8 @@
  * `npm run test:mutants -- [--only 3,7] [--files test/unit ...]`: whether the suite fails on
  * each mutation of `mutants.ts`. Each runs on a copy of the project in the system's temporary
  * directory (this working tree is never touched), with the test files that exercise the core
- * (or those a mutant names, for the local runtime's own semantics)
- * (unit, integration, property and the fixed-seed chaos), stopping at the first failure. Prints
+ * (unit, integration, property and the fixed-seed chaos) or those the mutant names (the local
+ * poller's own tests), stopping at the first failure. Prints
  * which test caught each one; exits 1 when a mutant that changes behaviour survived, or one
  * marked equivalent was caught. About two minutes a mutant on 2 cores.
  */

@@ -48,7 +48,7 @@ const raceArb = fc.record({
   racers: fc.array(pickArb(1, 2), { minLength: 2, maxLength: 3 }),
 });
 
-type Pick = { readonly index: number; readonly copy: number };
+type Choice = { readonly index: number; readonly copy: number };
 
 const planOf = (batchId: string, events: readonly GeneratedEvent[]) => {
   const result = validateBatch({ batchId, events });
@@ -77,7 +77,7 @@ describe('batches racing with the same events in different environments', () => 
     await fc.assert(
       fc.asyncProperty(raceArb, async ({ pool, prior, racers }) => {
         const run = uniqueName('race');
-        const eventOf = ({ index, copy }: Pick): GeneratedEvent => {
+        const eventOf = ({ index, copy }: Choice): GeneratedEvent => {
           const e = pool[index] ?? { order: 'o1', minute: 0, status: 'placed', cents: 0 };
           return {
             eventId: `e${index}`,
@@ -116,7 +116,7 @@ describe('batches racing with the same events in different environments', () => 
 
         const claimed = new Map<string, OrderEvent>();
         for (const event of priorPlan?.orders.flat() ?? []) claimed.set(event.eventId, event);
-        const raced = new Set(racers.flat().map((pick) => pick.index));
+        const raced = new Set(racers.flat().map((choice) => choice.index));
         for (const index of raced) {
           const eventId = `e${index}`;
           const owners = plans.flatMap((plan, r) => {
@@ -138,16 +138,10 @@ describe('batches racing with the same events in different environments', () => 
             const mine = plan.batch.events.find((e) => e.eventId === eventId);
             if (!mine || owners[0]?.plan === plan) return;
             const same = eventDigest(mine) === eventDigest(winner);
-            const s = settled[r] ?? [];
-            expect(
-              holds(
-                s.flatMap((x) => x.duplicates),
-                eventId,
-              ),
-            ).toBe(same);
-            expect(s.flatMap((x) => x.conflicts).some((c) => c.event.eventId === eventId)).toBe(
-              !same,
-            );
+            const duplicates = (settled[r] ?? []).flatMap((x) => x.duplicates);
+            const conflicts = (settled[r] ?? []).flatMap((x) => x.conflicts.map((c) => c.event));
+            expect(holds(duplicates, eventId)).toBe(same);
+            expect(holds(conflicts, eventId)).toBe(!same);
           });
         }
 
