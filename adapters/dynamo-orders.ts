@@ -36,6 +36,7 @@ import {
   type Item,
   itemBytes,
   keyOf,
+  ORDER_PK_PREFIX,
   orderKey,
   readString,
   S,
@@ -56,6 +57,13 @@ const CLAIM_GRACE_MS = 24 * 3600 * 1000;
 /** Writes lost to a concurrent writer of the same order before the message is retried. */
 const MAX_ATTEMPTS = 10;
 const CLAIM_PREFIX = 'c:';
+
+/**
+ * Whether a DynamoDB request (its input) reads order items, as a settle's read of its orders
+ * does. For fault injection that must hit that read only.
+ */
+export const readsOrders = (input: unknown): boolean =>
+  JSON.stringify(input).includes(`"S":"${ORDER_PK_PREFIX}`);
 
 /** The attribute holding the claim on an event: fixed-size, whatever the event id. */
 export const claimAttribute = (eventId: string) =>

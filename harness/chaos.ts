@@ -3,7 +3,8 @@
  * (duplicates, late events, invalid bodies, a reused batch id with other content), runs it
  * through the functions on a copy of the synthesized stack while faults drawn from its seed fire
  * (crashes before and after every side-effecting call, throttling, transaction conflicts, S3
- * 409s, concurrent twins of a delivery, duplicate sends, reordering, a DLQ redrive, applied
+ * 409s, reads of orders answered only after another environment wrote, concurrent twins of a
+ * delivery, duplicate sends, reordering, a DLQ redrive, applied
  * events re-sent in new batches, some with other content, an archive replay, a reconcile,
  * aggregator runs finishing out of order, the table restored to an earlier copy and recovered
  * by the runbook, events later than the allowed lateness under either late policy, the
@@ -39,6 +40,8 @@ export interface ScheduleResult {
   readonly s3Conflicts: number;
   /** Commit attempts cancelled by an injected TransactionConflict. */
   readonly transactionConflicts: number;
+  /** Reads of orders answered only after another write of an order (stale when settled from). */
+  readonly staleReads: number;
   /** Whether the schedule sent batches at the contract's bounds. */
   readonly wide: boolean;
   /** Applied events re-sent in new batches mid-run, and the conflicting ones reported. */
@@ -65,6 +68,7 @@ export interface ChaosSummary {
   readonly mismatches: number;
   readonly s3Conflicts: number;
   readonly transactionConflicts: number;
+  readonly staleReads: number;
   readonly wideSchedules: number;
   readonly resentEvents: number;
   readonly eventConflicts: number;
@@ -138,6 +142,7 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     crashPoints: fired.filter((f) => f.startsWith('crash-')),
     s3Conflicts: fired.filter((f) => f.startsWith('s3-conflict')).length,
     transactionConflicts: fired.filter((f) => f.startsWith('transaction-conflict')).length,
+    staleReads: fired.filter((f) => f.startsWith('stale-read')).length,
     wide: stream.wide,
     resentEvents: resent.events,
     eventConflicts: verdict.eventConflicts,
@@ -162,6 +167,7 @@ export const summaryOf = (r: ScheduleResult): ChaosSummary => ({
   mismatches: r.mismatches,
   s3Conflicts: r.s3Conflicts,
   transactionConflicts: r.transactionConflicts,
+  staleReads: r.staleReads,
   wideSchedules: r.wide ? 1 : 0,
   resentEvents: r.resentEvents,
   eventConflicts: r.eventConflicts,
@@ -199,6 +205,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     mismatches: 0,
     s3Conflicts: 0,
     transactionConflicts: 0,
+    staleReads: 0,
     wideSchedules: 0,
     resentEvents: 0,
     eventConflicts: 0,
@@ -245,6 +252,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     summary.mismatches += result.mismatches;
     summary.s3Conflicts += result.s3Conflicts;
     summary.transactionConflicts += result.transactionConflicts;
+    summary.staleReads += result.staleReads;
     summary.wideSchedules += result.wide ? 1 : 0;
     summary.resentEvents += result.resentEvents;
     summary.eventConflicts += result.eventConflicts;
@@ -271,8 +279,8 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
 export const formatSummary = (s: ChaosSummary) =>
   `${s.schedules.toLocaleString('en-US')} schedules, ${s.events.toLocaleString('en-US')} events, ${s.lost} lost, ${s.doubleCounted} double-counted, ` +
   `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}; ` +
-  `${s.s3Conflicts} S3 409s on the archive, ${s.transactionConflicts} commit attempts cancelled by transaction conflicts, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
-  `${s.resentEvents.toLocaleString('en-US')} applied events re-sent in new batches, ${s.eventConflicts} event conflicts reported; ` +
+  `${s.s3Conflicts} S3 409s on the archive, ${s.transactionConflicts} commit attempts cancelled by transaction conflicts, ${s.staleReads} order reads answered after another write, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
+  `${s.resentEvents.toLocaleString('en-US')} events re-sent in new batches (after their originals applied, or racing them), ${s.eventConflicts} event conflicts reported; ` +
   `${s.restores} table restores recovered by the runbook; ` +
   `${s.quarantineSchedules} schedules under latePolicy quarantine, ${s.lateSchedules} with events later than the lateness: ` +
   `${s.finalizedHours.toLocaleString('en-US')} hours finalized, ${s.amendedHours} amended, ${s.tooLate.toLocaleString('en-US')} events refused too-late, ` +

@@ -29,7 +29,12 @@ export type FaultKind =
   /** S3's 409 ConditionalRequestConflict, answered by the local edge (conditional writes only). */
   | 's3-conflict'
   /** A slow dependency: the call waits for the rule's `release`, then proceeds. */
-  | 'hold';
+  | 'hold'
+  /**
+   * A slow answer: the call is made at once and its answer withheld until the rule's `release`,
+   * so that what it read is older than what others wrote meanwhile.
+   */
+  | 'stale-read';
 
 /** A call site: the command plus what it writes (`UpdateItem:order`, `PutObject:raw`, …). */
 export const callSite = (command: string, input: unknown): string => {
@@ -74,8 +79,8 @@ export interface FaultRule {
   readonly times?: number;
   /** Only calls whose input matches. */
   readonly when?: (input: unknown) => boolean;
-  /** `hold`: what the held call waits for. */
-  readonly release?: Promise<unknown>;
+  /** `hold` and `stale-read`: what the call, or its answer, waits for (a function: each time). */
+  readonly release?: Promise<unknown> | (() => Promise<unknown>);
 }
 
 /** The generic throttling error, shaped as the SDK shapes service errors. */
@@ -133,6 +138,9 @@ const faultError = (kind: FaultKind, site: string): Error => {
   }
 };
 
+const released = (rule: FaultRule): Promise<unknown> | undefined =>
+  typeof rule.release === 'function' ? rule.release() : rule.release;
+
 export class FaultInjector {
   readonly #rules: ActiveRule[] = [];
   /** Every call seen, by site: what tests and chaos use to tell which points were exercised. */
@@ -145,6 +153,7 @@ export class FaultInjector {
    */
   readonly trace: string[] = [];
   readonly #waiters: { readonly site: string; readonly called: () => void }[] = [];
+  readonly #doneWaiters: { readonly site: string; readonly done: () => void }[] = [];
 
   add(rule: FaultRule): this {
     this.#rules.push({ ...rule, seen: 0, fired: 0 });
@@ -158,6 +167,11 @@ export class FaultInjector {
   /** Resolves when `site` is next called (before the call is made). */
   nextCall(site: string): Promise<void> {
     return new Promise((called) => this.#waiters.push({ site, called }));
+  }
+
+  /** Resolves when a call of `site` next ends with an answer (after it took effect). */
+  nextDone(site: string): Promise<void> {
+    return new Promise((done) => this.#doneWaiters.push({ site, done }));
   }
 
   /** Adds the middleware to a client; it runs before the SDK's own retries. */
@@ -179,8 +193,8 @@ export class FaultInjector {
         }
         if (rule?.kind === 'hold') {
           this.fired.push(`${rule.kind}@${site}`);
-          await rule.release;
-        } else if (rule && rule.kind !== 'crash-after') {
+          await released(rule);
+        } else if (rule && rule.kind !== 'crash-after' && rule.kind !== 'stale-read') {
           this.fired.push(`${rule.kind}@${site}`);
           throw faultError(rule.kind, site);
         }
@@ -190,6 +204,14 @@ export class FaultInjector {
           throw faultError(rule.kind, site);
         }
         this.trace.push(`${site} done`);
+        for (const waiter of this.#doneWaiters.filter((w) => w.site === site)) {
+          this.#doneWaiters.splice(this.#doneWaiters.indexOf(waiter), 1);
+          waiter.done();
+        }
+        if (rule?.kind === 'stale-read') {
+          this.fired.push(`${rule.kind}@${site}`);
+          await released(rule);
+        }
         return output;
       },
       { step: 'initialize', name: 'onceflowFaults', override: true },

@@ -1,5 +1,7 @@
 /** The faults of one schedule, drawn from its seed. */
+import { setTimeout as delay } from 'node:timers/promises';
 import { touchesLedgerOf } from '../../adapters/dynamo.ts';
+import { readsOrders } from '../../adapters/dynamo-orders.ts';
 import { type FaultInjector, type FaultKind, SIDE_EFFECT_SITES } from '../faults.ts';
 import type { Dice } from './dice.ts';
 
@@ -9,6 +11,9 @@ export const CRASH_POINTS = CRASH_SITES.flatMap((site) => [
   `crash-before@${site}`,
   `crash-after@${site}`,
 ]);
+
+/** How long a stale read waits at most for another write to overtake it. */
+const STALE_READ_MS = 250;
 
 export interface FaultDraw {
   /** The crash point this schedule must exercise; default one drawn at random. */
@@ -60,6 +65,19 @@ export const drawFaults = (dice: Dice, faults: FaultInjector, o: FaultDraw): voi
       kind: 'crash-before',
       times: o.maxReceives,
       when: touchesLedgerOf(poisoned),
+    });
+  }
+  // An environment's read of its orders answered only once another order write has finished
+  // (or a moment later, when nothing else writes): it settles from what is no longer stored,
+  // and only DynamoDB's conditions stand between it and the writer that overtook it.
+  if (dice.chance(0.5)) {
+    faults.add({
+      site: 'BatchGetItem',
+      kind: 'stale-read',
+      when: readsOrders,
+      nth: dice.int(1, 3),
+      times: dice.int(1, 4),
+      release: () => Promise.race([faults.nextDone('UpdateItem:order'), delay(STALE_READ_MS)]),
     });
   }
 };

@@ -169,7 +169,8 @@ const dayIndexDiffs = async (
 };
 
 export const judge = async (world: World, s: ScheduleStream, course: Course): Promise<Verdict> => {
-  // Re-sent and late events come after the batches they were drawn from were applied.
+  // Re-sent and late events come after the batches they were drawn from, or race them with the
+  // same content: the first content of each event is its original's either way.
   const batches = [
     ...(await expectedBatches(world, s)),
     ...course.resent.batches,

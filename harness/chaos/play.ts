@@ -1,6 +1,7 @@
 /**
  * The course of a schedule: half the stream, a DLQ redrive, applied events re-sent in new
- * batches, in some schedules events later than the allowed lateness (`lateness.ts`), the rest,
+ * batches, in some schedules events later than the allowed lateness (`lateness.ts`), the rest
+ * with copies of events regrouped under new ids racing their originals,
  * an archive replay and a reconcile mid-run while the finalizer runs, then whatever failed too
  * often redriven until everything settles; in some schedules, the table restored to a copy taken
  * earlier and the runbook's recovery; at the end the finalizer finishes what the watermark passed.
@@ -12,7 +13,7 @@ import { RAW_PREFIX } from '../../shared/keys.ts';
 import type { Delivery } from './delivery.ts';
 import type { Dice } from './dice.ts';
 import { finalizeDespiteFaults, finalizeTwice, type LateSend, sendLateEvents } from './lateness.ts';
-import { type Resent, resendSomeEvents } from './resend.ts';
+import { type Resent, regroupAlongside, resendSomeEvents } from './resend.ts';
 import { restoreAndReapply, takeSnapshot } from './restore.ts';
 import type { ScheduleStream } from './stream.ts';
 import type { World } from './world.ts';
@@ -33,6 +34,7 @@ const reconcileSomeHours = async (world: World, dice: Dice) => {
 };
 
 export interface Played {
+  /** Events re-sent in new batches: after their originals applied, and racing them. */
   readonly resent: Resent;
   /** Batches re-sent by the restore drill; undefined when the schedule had none. */
   readonly restoreResent: number | undefined;
@@ -62,7 +64,12 @@ export const play = async (
   const late = o.lateEvents
     ? await sendLateEvents(world, delivery, dice, o.seed, s.stream.batches)
     : undefined;
-  await delivery.send(s.sends.slice(half));
+  // The second half goes with copies of events regrouped under new ids, racing their
+  // originals (or following them, for events of the first half).
+  const regrouped = regroupAlongside(dice, o.seed, s.stream.batches, s.victim?.batchId);
+  await delivery.send(
+    dice.shuffle([...s.sends.slice(half), ...regrouped.batches.map((b) => JSON.stringify(b))]),
+  );
   await replaySomeOfTheArchive(world, delivery, dice);
   await reconcileSomeHours(world, dice);
   // With late events, the finalizer's schedule also fires while the functions work: hours
@@ -77,5 +84,12 @@ export const play = async (
   // schedules of both kinds).
   if (late) await finalizeTwice(world);
   else await finalizeDespiteFaults(world);
-  return { resent, restoreResent, late };
+  return {
+    resent: {
+      batches: [...resent.batches, ...regrouped.batches],
+      events: resent.events + regrouped.events,
+    },
+    restoreResent,
+    late,
+  };
 };

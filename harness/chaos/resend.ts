@@ -47,6 +47,39 @@ const appliedAsSent = async (
   return applied;
 };
 
+/** Events regrouped into new batches of 1–12 under new ids, in their given order. */
+const regroup = (dice: Dice, prefix: string, events: readonly GeneratedEvent[]) => {
+  const batches: Resent['batches'] = [];
+  for (let i = 0; i < events.length; ) {
+    const size = dice.int(1, 12);
+    batches.push({ batchId: `${prefix}-${batches.length}`, events: events.slice(i, i + size) });
+    i += size;
+  }
+  return batches;
+};
+
+/**
+ * A producer whose first send timed out without failing, retrying at once: about 15% of the
+ * stream's events, with the same content, regrouped into new batches sent among the batches
+ * they came from, so that copies of one event race to settle their order from different
+ * environments. The victim of the reused batch id is left out: its first event has two
+ * contents, and which wins a race between them is the README's stated limit.
+ */
+export const regroupAlongside = (
+  dice: Dice,
+  seed: number,
+  batches: readonly { batchId: string; events: GeneratedEvent[] }[],
+  victim: string | undefined,
+): Resent => {
+  const picked = dice
+    .shuffle(batches.filter((b) => b.batchId !== victim).flatMap((b) => b.events))
+    .filter(() => dice.chance(0.15));
+  return {
+    batches: regroup(dice, `chaos-regroup-${seed}`, picked),
+    events: picked.length,
+  };
+};
+
 export const resendSomeEvents = async (
   world: World,
   dice: Dice,
@@ -58,15 +91,7 @@ export const resendSomeEvents = async (
     .shuffle((await appliedAsSent(world, batches)).flatMap((b) => b.events))
     .filter(() => dice.chance(0.2))
     .map((e) => (dice.chance(0.15) ? altered(e, dice) : e));
-  const resent: Resent['batches'] = [];
-  for (let i = 0; i < picked.length; ) {
-    const size = dice.int(1, 12);
-    resent.push({
-      batchId: `chaos-resend-${seed}-${resent.length}`,
-      events: picked.slice(i, i + size),
-    });
-    i += size;
-  }
+  const resent = regroup(dice, `chaos-resend-${seed}`, picked);
   await send(resent.map((b) => JSON.stringify(b)));
   return { batches: resent, events: picked.length };
 };

@@ -49,10 +49,13 @@ describe('chaos schedules', () => {
     expect(summary.crashPoints).toEqual({ covered: CRASH_POINTS.length, total: 16 });
     expect(summary.events).toBeGreaterThan(1000);
     // The seed draws 409s on archive writes, transaction conflicts on commits (some on every
-    // attempt the ledger makes) and schedules with batches at the contract's bounds.
+    // attempt the ledger makes), stale reads of orders and schedules with batches at the
+    // contract's bounds.
     expect(summary.s3Conflicts).toBeGreaterThan(0);
     expect(summary.transactionConflicts).toBeGreaterThan(0);
     expect(summary.wideSchedules).toBeGreaterThan(0);
+    // Orders settled from reads another environment's write had overtaken.
+    expect(summary.staleReads).toBeGreaterThan(0);
     // Applied events re-sent in new batches, some with other content, reported each once.
     expect(summary.resentEvents).toBeGreaterThan(0);
     expect(summary.eventConflicts).toBeGreaterThan(0);

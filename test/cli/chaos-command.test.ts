@@ -50,6 +50,7 @@ describe('onceflow chaos', () => {
       's3Conflicts',
       'schedules',
       'staleOverwrites',
+      'staleReads',
       'tooLate',
       'transactionConflicts',
       'versionsRead',
