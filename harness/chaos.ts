@@ -42,6 +42,8 @@ export interface ScheduleResult {
   readonly transactionConflicts: number;
   /** Reads of orders answered only after another write of an order (stale when settled from). */
   readonly staleReads: number;
+  /** Hour notifications SQS failed on its side (one entry of a batch), sent again. */
+  readonly entryFailures: number;
   /** Whether the schedule sent batches at the contract's bounds. */
   readonly wide: boolean;
   /** Applied events re-sent in new batches mid-run, and the conflicting ones reported. */
@@ -69,6 +71,7 @@ export interface ChaosSummary {
   readonly s3Conflicts: number;
   readonly transactionConflicts: number;
   readonly staleReads: number;
+  readonly entryFailures: number;
   readonly wideSchedules: number;
   readonly resentEvents: number;
   readonly eventConflicts: number;
@@ -122,7 +125,7 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
   // A restore drill in about a fifth of the schedules, and wherever the caller asks for one.
   const restore = o.restore ?? dice.chance(0.2);
   const lateEvents = o.lateEvents ?? dice.chance(0.5);
-  const { resent, restoreResent, late } = await play(
+  const { resent, restoreResent, late, behindOnceDrained } = await play(
     world,
     deliveryFor(world, dice),
     dice,
@@ -130,7 +133,7 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     { seed: o.seed, restore, lateEvents },
   );
   const restored = restoreResent !== undefined;
-  const verdict = await judge(world, stream, { resent, late, restored });
+  const verdict = await judge(world, stream, { resent, late, restored, behindOnceDrained });
   const fired = world.faults.fired;
   return {
     seed: o.seed,
@@ -143,6 +146,7 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     s3Conflicts: fired.filter((f) => f.startsWith('s3-conflict')).length,
     transactionConflicts: fired.filter((f) => f.startsWith('transaction-conflict')).length,
     staleReads: fired.filter((f) => f.startsWith('stale-read')).length,
+    entryFailures: fired.filter((f) => f.startsWith('entry-failure')).length,
     wide: stream.wide,
     resentEvents: resent.events,
     eventConflicts: verdict.eventConflicts,
@@ -168,6 +172,7 @@ export const summaryOf = (r: ScheduleResult): ChaosSummary => ({
   s3Conflicts: r.s3Conflicts,
   transactionConflicts: r.transactionConflicts,
   staleReads: r.staleReads,
+  entryFailures: r.entryFailures,
   wideSchedules: r.wide ? 1 : 0,
   resentEvents: r.resentEvents,
   eventConflicts: r.eventConflicts,
@@ -206,6 +211,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     s3Conflicts: 0,
     transactionConflicts: 0,
     staleReads: 0,
+    entryFailures: 0,
     wideSchedules: 0,
     resentEvents: 0,
     eventConflicts: 0,
@@ -253,6 +259,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     summary.s3Conflicts += result.s3Conflicts;
     summary.transactionConflicts += result.transactionConflicts;
     summary.staleReads += result.staleReads;
+    summary.entryFailures += result.entryFailures;
     summary.wideSchedules += result.wide ? 1 : 0;
     summary.resentEvents += result.resentEvents;
     summary.eventConflicts += result.eventConflicts;
@@ -279,7 +286,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
 export const formatSummary = (s: ChaosSummary) =>
   `${s.schedules.toLocaleString('en-US')} schedules, ${s.events.toLocaleString('en-US')} events, ${s.lost} lost, ${s.doubleCounted} double-counted, ` +
   `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}; ` +
-  `${s.s3Conflicts} S3 409s on the archive, ${s.transactionConflicts} commit attempts cancelled by transaction conflicts, ${s.staleReads} order reads answered after another write, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
+  `${s.s3Conflicts} S3 409s on the archive, ${s.transactionConflicts} commit attempts cancelled by transaction conflicts, ${s.staleReads} order reads answered after another write, ${s.entryFailures} hour notifications failed by SQS and sent again, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
   `${s.resentEvents.toLocaleString('en-US')} events re-sent in new batches (after their originals applied, or racing them), ${s.eventConflicts} event conflicts reported; ` +
   `${s.restores} table restores recovered by the runbook; ` +
   `${s.quarantineSchedules} schedules under latePolicy quarantine, ${s.lateSchedules} with events later than the lateness: ` +

@@ -34,7 +34,12 @@ export type FaultKind =
    * A slow answer: the call is made at once and its answer withheld until the rule's `release`,
    * so that what it read is older than what others wrote meanwhile.
    */
-  | 'stale-read';
+  | 'stale-read'
+  /**
+   * SQS failing one entry of a `SendMessageBatch` through no fault of the sender (`InternalError`,
+   * `SenderFault: false`): the first entry is not sent and is reported in `Failed`; the others are.
+   */
+  | 'entry-failure';
 
 /** A call site: the command plus what it writes (`UpdateItem:order`, `PutObject:raw`, …). */
 export const callSite = (command: string, input: unknown): string => {
@@ -138,6 +143,45 @@ const faultError = (kind: FaultKind, site: string): Error => {
   }
 };
 
+interface BatchEntries {
+  readonly Entries?: readonly { readonly Id?: string }[];
+}
+
+interface BatchResult {
+  Successful?: unknown[];
+  Failed?: { Id?: string; Code?: string; SenderFault?: boolean; Message?: string }[];
+}
+
+/**
+ * Sends a batch without its first entry and reports that one failed, as SQS does when an entry
+ * fails on its side. A batch of one is answered without a request (SQS takes no empty batch).
+ */
+const withFirstEntryFailed = async (
+  args: { input: object },
+  next: (args: { input: object }) => Promise<{ output: MetadataBearer; response: unknown }>,
+) => {
+  const { Entries = [] } = args.input as BatchEntries;
+  const [first, ...rest] = Entries;
+  const failed = {
+    Id: first?.Id,
+    Code: 'InternalError',
+    SenderFault: false,
+    Message: 'injected entry failure',
+  };
+  if (rest.length === 0) {
+    const output: MetadataBearer & BatchResult = {
+      $metadata: { httpStatusCode: 200 },
+      Successful: [],
+      Failed: [failed],
+    };
+    return { output, response: {} };
+  }
+  const answer = await next({ ...args, input: { ...args.input, Entries: rest } });
+  const output = answer.output as MetadataBearer & BatchResult;
+  output.Failed = [...(output.Failed ?? []), failed];
+  return answer;
+};
+
 const released = (rule: FaultRule): Promise<unknown> | undefined =>
   typeof rule.release === 'function' ? rule.release() : rule.release;
 
@@ -190,6 +234,10 @@ export class FaultInjector {
           this.fired.push(`${rule.kind}@${site}`);
           (context as Record<symbol, unknown>)[WANTS_CONFLICT] = true;
           return next(args);
+        }
+        if (rule?.kind === 'entry-failure') {
+          this.fired.push(`${rule.kind}@${site}`);
+          return withFirstEntryFailed(args, next);
         }
         if (rule?.kind === 'hold') {
           this.fired.push(`${rule.kind}@${site}`);

@@ -80,4 +80,14 @@ export const drawFaults = (dice: Dice, faults: FaultInjector, o: FaultDraw): voi
       release: () => Promise.race([faults.nextDone('UpdateItem:order'), delay(STALE_READ_MS)]),
     });
   }
+  // SQS fails an hour notification's entry on its side, sometimes on every attempt the notifier
+  // makes (three), so that the delivery fails and its redelivery notifies again.
+  if (dice.chance(0.4)) {
+    faults.add({
+      site: 'SendMessageBatch',
+      kind: 'entry-failure',
+      nth: dice.int(1, 12),
+      times: dice.int(1, 3),
+    });
+  }
 };

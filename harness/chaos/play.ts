@@ -7,8 +7,9 @@
  * earlier and the runbook's recovery; at the end the finalizer finishes what the watermark passed.
  */
 
+import { DynamoCounterReader } from '../../adapters/dynamo-counters.ts';
 import type { TableSnapshot } from '../../local/snapshot.ts';
-import { publishHour } from '../../shared/aggregator.ts';
+import { planHour, publishHour } from '../../shared/aggregator.ts';
 import { RAW_PREFIX } from '../../shared/keys.ts';
 import type { Delivery } from './delivery.ts';
 import type { Dice } from './dice.ts';
@@ -33,6 +34,18 @@ const reconcileSomeHours = async (world: World, dice: Dice) => {
     await publishHour(hour, world.aggregatorPorts).catch(() => undefined);
 };
 
+/** The hours (with counters or an object) whose object is not what their counters say. */
+const hoursBehindCounters = async (world: World): Promise<string[]> => {
+  const hours = new Set([
+    ...(await new DynamoCounterReader(world.admin.dynamo, world.table).hours()),
+    ...(await world.store.listAggregates()).map((a) => a.hour),
+  ]);
+  const behind: string[] = [];
+  for (const hour of [...hours].sort())
+    if ((await planHour(hour, world.judgePorts)).action !== 'unchanged') behind.push(hour);
+  return behind;
+};
+
 export interface Played {
   /** Events re-sent in new batches: after their originals applied, and racing them. */
   readonly resent: Resent;
@@ -40,6 +53,11 @@ export interface Played {
   readonly restoreResent: number | undefined;
   /** What the late-events fault sent; undefined when the schedule had none. */
   readonly late: LateSend | undefined;
+  /**
+   * Hours whose object differed from its counters once every queue had drained, before the
+   * finalizer (which republishes what it finalizes) and the restore drill: notifications lost.
+   */
+  readonly behindOnceDrained: readonly string[];
 }
 
 export const play = async (
@@ -77,6 +95,7 @@ export const play = async (
   await Promise.all([delivery.runAll(), ...(late ? [finalizeDespiteFaults(world)] : [])]);
   if (copyAt === 1) snapshot = await takeSnapshot(world);
   await delivery.settle(5);
+  const behindOnceDrained = await hoursBehindCounters(world);
   if (copyAt === 2) snapshot = await takeSnapshot(world);
   const restoreResent = snapshot ? await restoreAndReapply(world, delivery, snapshot) : undefined;
   // Whatever the watermark passed ends final (the versions read on the way are kept); without
@@ -91,5 +110,6 @@ export const play = async (
     },
     restoreResent,
     late,
+    behindOnceDrained,
   };
 };

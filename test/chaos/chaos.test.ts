@@ -56,6 +56,8 @@ describe('chaos schedules', () => {
     expect(summary.wideSchedules).toBeGreaterThan(0);
     // Orders settled from reads another environment's write had overtaken.
     expect(summary.staleReads).toBeGreaterThan(0);
+    // Hour notifications failed on SQS's side, and sent again.
+    expect(summary.entryFailures).toBeGreaterThan(0);
     // Applied events re-sent in new batches, some with other content, reported each once.
     expect(summary.resentEvents).toBeGreaterThan(0);
     expect(summary.eventConflicts).toBeGreaterThan(0);

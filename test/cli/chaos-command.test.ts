@@ -37,6 +37,7 @@ describe('onceflow chaos', () => {
       'amendedHours',
       'crashPoints',
       'doubleCounted',
+      'entryFailures',
       'eventConflicts',
       'events',
       'failures',

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { aggregatorPorts } from '../../adapters/wiring.ts';
+import { FaultInjector } from '../../harness/faults.ts';
 import { publishHour } from '../../shared/aggregator.ts';
 import { loadAggregateConfig } from '../../shared/config.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
@@ -145,6 +146,58 @@ describe('transient failures', () => {
     expect(await p.orders()).toEqual(expectedOrders());
     expect(await p.hourly()).toEqual(expectedHourly());
   });
+
+  it('publishes every hour when SQS fails hour notifications on its side, in the same delivery', async () => {
+    const p = await createPipeline();
+    const bodies = seedBatches();
+    // The first time an hour is notified, SQS fails that entry; the notifier sends it again.
+    const failedOnce = new Set<string>();
+    p.faults.add({
+      site: 'SendMessageBatch',
+      kind: 'entry-failure',
+      times: Number.POSITIVE_INFINITY,
+      when: (input) => {
+        const first = (input as { Entries?: { MessageBody?: string }[] }).Entries?.[0]?.MessageBody;
+        if (first === undefined || failedOnce.has(first)) return false;
+        failedOnce.add(first);
+        return true;
+      },
+    });
+    const result = await p.ingest(bodies.map((body) => ({ body, messageId: randomUUID() })));
+    expect(result.batchItemFailures).toEqual([]);
+    expect(p.faults.fired.length).toBeGreaterThan(0);
+    await p.drainAggregates();
+    expect(await p.hourly()).toEqual(expectedHourly());
+  });
+});
+
+describe('an aggregator run during a slow commit', () => {
+  it('publishes the batch when the aggregate queue is drained while its commit is held', async () => {
+    // Notified before its commit, the hour would be recomputed without the batch, and nothing
+    // would notify it again.
+    const p = await createPipeline();
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    p.faults.add({ site: 'TransactWriteItems', kind: 'hold', release: gate });
+    const reachedCommit = p.faults.nextCall('TransactWriteItems');
+    const delivering = p.deliverUntilDone([batchWith('slow-commit', '5.00')]);
+    await reachedCommit;
+    await p.drainAggregates();
+    expect(await p.hourly()).toEqual([]);
+
+    release();
+    await delivering;
+    await p.drainAggregates();
+    expect(await p.hourly()).toEqual([
+      {
+        hour: '2026-10-01T09:00:00Z',
+        events: 1,
+        byStatus: { placed: { events: 1, amounts: { USD: '5.00' } } },
+      },
+    ]);
+  });
 });
 
 describe('two aggregator runs for the same hour', () => {
@@ -201,6 +254,41 @@ describe('two aggregator runs for the same hour', () => {
     expect(object?.body).toMatchObject(
       publishFirst ? { hour, events: 5, revision: 3 } : { hour, events: 4, revision: 2 },
     );
+  });
+
+  it('keeps the newer result when the older run is slow to read the object', async () => {
+    // The object's ETag must be read before the counters: a run that read its counters first
+    // and the object after a newer publication would write older counters over it.
+    const p = await createPipeline();
+    const [b1, , b3] = seedBatches();
+    const config = loadAggregateConfig(p.env);
+    await p.deliverUntilDone([b1 ?? '']);
+    await publishHour(hour, aggregatorPorts(config, p.clients));
+
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slowFaults = new FaultInjector().add({
+      site: 'GetObject:aggregates',
+      kind: 'hold',
+      release: gate,
+    });
+    const slowClients = {
+      ...p.clients,
+      s3: slowFaults.attach(new S3Client({ ...clientConfig(), forcePathStyle: true })),
+    };
+    const reachedRead = slowFaults.nextCall('GetObject:aggregates');
+    const slow = publishHour(hour, aggregatorPorts(config, slowClients));
+    await reachedRead;
+
+    await p.deliverUntilDone([b3 ?? '']);
+    expect((await publishHour(hour, aggregatorPorts(config, p.clients))).kind).toBe('written');
+    release();
+    expect((await slow).kind).toBe('unchanged');
+
+    const [object] = await p.hourObjects();
+    expect(object?.body).toMatchObject({ hour, events: 4, revision: 2 });
   });
 
   it('deletes the object of an hour that has no events (after a restore), and only that one', async () => {

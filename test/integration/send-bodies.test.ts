@@ -6,6 +6,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { sendBodies } from '../../adapters/sqs.ts';
+import { FaultInjector } from '../../harness/faults.ts';
 import { createAdminClients, uniqueName } from '../support/pipeline.ts';
 
 /** Counts the SendMessageBatch requests a client has in flight, and the most at once. */
@@ -126,5 +127,37 @@ describe('sending bodies', () => {
       }),
     ).rejects.toThrow(/one request at a time, in order/);
     expect(count.requests).toBe(0);
+  });
+
+  it('sends again, once each, the entries SQS failed on its side, and reports all sent', async () => {
+    const { sqs } = createAdminClients();
+    const url = await queue(sqs);
+    // Two requests each have their first entry failed on SQS's side; the rest of them go.
+    const faults = new FaultInjector()
+      .add({ site: 'SendMessageBatch', kind: 'entry-failure' })
+      .add({ site: 'SendMessageBatch', kind: 'entry-failure', nth: 3 });
+    faults.attach(sqs);
+    const some = bodies.slice(0, 30);
+    const { sent, refused } = await sendBodies(sqs, url, some);
+    expect(faults.fired).toEqual([
+      'entry-failure@SendMessageBatch',
+      'entry-failure@SendMessageBatch',
+    ]);
+    expect({ sent, refused }).toEqual({ sent: some.length, refused: [] });
+    expect((await receiveAll(sqs, url, some.length)).sort()).toEqual([...some].sort());
+  });
+
+  it('names each body SQS refuses (a control character) and still sends the others', async () => {
+    const { sqs } = createAdminClients();
+    const url = await queue(sqs);
+    const some = [...bodies.slice(0, 5), 'bell\u0007', ...bodies.slice(5, 12)];
+    const { sent, refused } = await sendBodies(sqs, url, some);
+    expect(sent).toBe(some.length - 1);
+    expect(refused).toEqual([
+      { index: 5, reason: expect.stringMatching(/^InvalidMessageContents/) },
+    ]);
+    expect((await receiveAll(sqs, url, some.length - 1)).sort()).toEqual(
+      some.filter((_, i) => i !== 5).sort(),
+    );
   });
 });

@@ -231,6 +231,45 @@ export const MUTANTS: readonly Mutant[] = [
     to: 'if (!(error instanceof Error)) throw error;',
     breaks: 'a transient failure quarantined instead of retried: a valid batch never applied',
   },
+  {
+    file: 'shared/aggregator.ts',
+    from: 'const stored = await ports.objects.get(hour);\n  const { shards, mark } = await ports.counters.readHour(hour);',
+    to: 'const [stored, { shards, mark }] = await Promise.all([\n    ports.objects.get(hour),\n    ports.counters.readHour(hour),\n  ]);',
+    breaks:
+      'the counters read before the object’s ETag: an older recompute overwriting a newer hour object',
+  },
+  {
+    file: 'shared/ingest.ts',
+    // The commit loop moved below its notification: the text spans both.
+    from: '  let completedHere = false;\n  let commitConflictRetries = 0;\n  for (const [part] of plan.parts.entries()) {\n    if (done.has(part)) continue;\n    const last = part === plan.parts.length - 1;\n    const { committed, conflictRetries } = await ports.ledger.commitPart(\n      plan,\n      part,\n      claimedDeltas(plan, part, counted),\n      last ? { events: counted.length } : undefined,\n    );\n    commitConflictRetries += conflictRetries;\n    completedHere = committed && last;\n  }\n  // After the commit: the watermark never passes an hour ahead of the events that made it move.\n  await ports.clock.advance(plan.latestMs, firstReceived ?? receivedAtMs);\n  await ports.notifier.notifyHours(plan.hours.filter((hour) => !late.has(hour)));\n',
+    to: '  await ports.notifier.notifyHours(plan.hours.filter((hour) => !late.has(hour)));\n  let completedHere = false;\n  let commitConflictRetries = 0;\n  for (const [part] of plan.parts.entries()) {\n    if (done.has(part)) continue;\n    const last = part === plan.parts.length - 1;\n    const { committed, conflictRetries } = await ports.ledger.commitPart(\n      plan,\n      part,\n      claimedDeltas(plan, part, counted),\n      last ? { events: counted.length } : undefined,\n    );\n    commitConflictRetries += conflictRetries;\n    completedHere = committed && last;\n  }\n  // After the commit: the watermark never passes an hour ahead of the events that made it move.\n  await ports.clock.advance(plan.latestMs, firstReceived ?? receivedAtMs);\n',
+    breaks: 'an hour notified before its batch commits: published without it, and never again',
+  },
+  {
+    file: 'shared/ingest.ts',
+    from: '  await ports.notifier.notifyHours(plan.hours.filter((hour) => !late.has(hour)));\n  if (!completedHere)',
+    to: '  if (!completedHere)',
+    breaks: 'a batch’s hours never notified: their objects never published',
+  },
+  {
+    file: 'shared/ingest.ts',
+    from: '      await ports.notifier.notifyHours(plan.hours);\n',
+    to: '',
+    breaks: 'a crash between a commit and its notification: the hours never published',
+  },
+  {
+    file: 'adapters/sqs.ts',
+    from: '      pending = retry;',
+    to: '      pending = [];',
+    breaks:
+      'entries SQS failed on its side dropped: bodies and hour notifications reported sent, never sent',
+  },
+  {
+    file: 'adapters/sqs.ts',
+    from: 'if (failure.SenderFault) {\n          refused.push(',
+    to: 'if (failure.SenderFault) {\n          [].push(',
+    breaks: 'a body SQS refuses dropped without a word: `send` reports every line sent',
+  },
   // The local runtime behaves as Lambda's SQS event source mapping: its tests defend it.
   {
     file: 'local/sqs-event.ts',
