@@ -270,6 +270,21 @@ export const MUTANTS: readonly Mutant[] = [
     to: 'if (failure.SenderFault) {\n          [].push(',
     breaks: 'a body SQS refuses dropped without a word: `send` reports every line sent',
   },
+  {
+    file: 'functions/aggregate-hours.ts',
+    // The map of publications in flight moved from the invocation to the handler: the text spans both.
+    from: "  const resolve = once(dependencies);\n  const { logger, metrics } = observability();\n  return instrumented<SQSEvent, SQSBatchResponse>(tracing, logger, metrics).handler(\n    (event, context) => {\n      const { ports, quarantine, index } = resolve();\n      metrics.addMetric('RecordsReceived', MetricUnit.Count, event.Records.length);\n      const inFlight = new Map<string, Promise<PublishOutcome>>();\n",
+    to: "  const resolve = once(dependencies);\n  const inFlight = new Map<string, Promise<PublishOutcome>>();\n  const { logger, metrics } = observability();\n  return instrumented<SQSEvent, SQSBatchResponse>(tracing, logger, metrics).handler(\n    (event, context) => {\n      const { ports, quarantine, index } = resolve();\n      metrics.addMetric('RecordsReceived', MetricUnit.Count, event.Records.length);\n",
+    breaks:
+      'an hour notified again in a later invocation taken as published: its object left behind',
+  },
+  {
+    file: 'adapters/recovery.ts',
+    from: '  if (selection.pending) keys.push(...(await ledger.pendingArchiveKeys()));\n',
+    to: '',
+    breaks:
+      'after a restore, a batch claimed before the copy and completed after it never re-applied',
+  },
   // The local runtime behaves as Lambda's SQS event source mapping: its tests defend it.
   {
     file: 'local/sqs-event.ts',
