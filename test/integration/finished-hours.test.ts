@@ -1,15 +1,20 @@
+import { S3Client } from '@aws-sdk/client-s3';
 import * as v from 'valibot';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { sendBodies } from '../../adapters/sqs.ts';
-import type { FaultKind } from '../../harness/faults.ts';
+import { aggregateDependencies } from '../../adapters/wiring.ts';
+import { FaultInjector, type FaultKind } from '../../harness/faults.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
+import { loadAggregateConfig } from '../../shared/config.ts';
+import { publishDayIndex } from '../../shared/day-index.ts';
 import { FinalizerRunSchema, QUARANTINE_CLOSE_GRACE_MS } from '../../shared/finalizer.ts';
+import { dayIndexKey } from '../../shared/keys.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { useEmulators } from '../support/emulators.ts';
 import { apply, batch, DAY, dayIndex, H09, H10, objectOf } from '../support/hours.ts';
 import { uniqueName } from '../support/names.ts';
 import { holdUntilConcurrent } from '../support/overlap.ts';
-import { createPipeline, stateViews } from '../support/pipeline.ts';
+import { clientConfig, createPipeline, stateViews } from '../support/pipeline.ts';
 
 describe('finished hours (allowedLatenessMinutes 120)', () => {
   it('finalizes an hour once the watermark passes its end, not before, and lists it in its day’s index', async () => {
@@ -114,6 +119,38 @@ describe('finished hours (allowedLatenessMinutes 120)', () => {
     expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 1 });
     expect((await dayIndex(p))?.hours.map((h) => h.hour)).toEqual([H09]);
     expect((await p.finalize()).finalized).toEqual([]);
+  });
+
+  it('keeps a newly final hour in its day’s index when an older publication is slow to read the index', async () => {
+    // The index's ETag must be read before the marks: a publication that read the marks first
+    // and the index after a newer one would write its older list over it.
+    const p = await createPipeline();
+    await apply(p, batch('09:10'), batch('12:40'));
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slowFaults = new FaultInjector().add({
+      site: 'GetObject:aggregates',
+      kind: 'hold',
+      when: (input) => (input as { Key?: string }).Key === dayIndexKey(DAY),
+      release: gate,
+    });
+    const slowClients = {
+      ...p.clients,
+      s3: slowFaults.attach(new S3Client({ ...clientConfig(), forcePathStyle: true })),
+    };
+    const reachedRead = slowFaults.nextCall('GetObject:aggregates');
+    const slow = publishDayIndex(
+      DAY,
+      aggregateDependencies(loadAggregateConfig(p.env), slowClients).index,
+    );
+    await reachedRead;
+
+    expect((await p.finalize()).finalized.map((f) => f.hour)).toEqual([H09]);
+    release();
+    expect((await slow).hours.map((h) => h.hour)).toEqual([H09]);
+    expect((await dayIndex(p))?.hours.map((h) => h.hour)).toEqual([H09]);
   });
 });
 

@@ -285,6 +285,13 @@ export const MUTANTS: readonly Mutant[] = [
     breaks:
       'after a restore, a batch claimed before the copy and completed after it never re-applied',
   },
+  {
+    file: 'shared/day-index.ts',
+    from: '    const stored = await ports.objects.getDayIndex(date);\n    const marks = await ports.marks.marksOf(hours);',
+    to: '    const [stored, marks] = await Promise.all([\n      ports.objects.getDayIndex(date),\n      ports.marks.marksOf(hours),\n    ]);',
+    breaks:
+      'the marks read before the day index’s ETag: an older list written over a newer one, a final hour unlisted',
+  },
   // The local runtime behaves as Lambda's SQS event source mapping: its tests defend it.
   {
     file: 'local/sqs-event.ts',
