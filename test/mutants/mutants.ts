@@ -292,6 +292,13 @@ export const MUTANTS: readonly Mutant[] = [
     breaks:
       'the marks read before the day index’s ETag: an older list written over a newer one, a final hour unlisted',
   },
+  {
+    file: 'shared/ingest.ts',
+    from: 'ports.orders.settle(onTime, claimant, settings.writeConcurrency, archived),',
+    to: 'ports.orders.settle(onTime, claimant, settings.writeConcurrency),',
+    breaks:
+      'events claimed before their batch is archived: a conflict reported meanwhile without the first content',
+  },
   // The local runtime behaves as Lambda's SQS event source mapping: its tests defend it.
   {
     file: 'local/sqs-event.ts',
