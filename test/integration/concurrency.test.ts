@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { aggregatorPorts } from '../../adapters/wiring.ts';
-import { FaultInjector } from '../../harness/faults.ts';
 import { publishHour } from '../../shared/aggregator.ts';
 import { loadAggregateConfig } from '../../shared/config.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
-import { clientConfig, createPipeline } from '../support/pipeline.ts';
+import { clientConfig, createPipeline, gate, heldS3Clients } from '../support/pipeline.ts';
 import { useRuntimePipelines } from '../support/runtime-pipeline.ts';
 
 const throughRuntime = useRuntimePipelines();
@@ -176,18 +175,15 @@ describe('an aggregator run during a slow commit', () => {
     // Notified before its commit, the hour would be recomputed without the batch, and nothing
     // would notify it again.
     const p = await createPipeline();
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    p.faults.add({ site: 'TransactWriteItems', kind: 'hold', release: gate });
+    const commit = gate();
+    p.faults.add({ site: 'TransactWriteItems', kind: 'hold', release: commit.opened });
     const reachedCommit = p.faults.nextCall('TransactWriteItems');
     const delivering = p.deliverUntilDone([batchWith('slow-commit', '5.00')]);
     await reachedCommit;
     await p.drainAggregates();
     expect(await p.hourly()).toEqual([]);
 
-    release();
+    commit.open();
     await delivering;
     await p.drainAggregates();
     expect(await p.hourly()).toEqual([
@@ -265,26 +261,13 @@ describe('two aggregator runs for the same hour', () => {
     await p.deliverUntilDone([b1 ?? '']);
     await publishHour(hour, aggregatorPorts(config, p.clients));
 
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const slowFaults = new FaultInjector().add({
-      site: 'GetObject:aggregates',
-      kind: 'hold',
-      release: gate,
-    });
-    const slowClients = {
-      ...p.clients,
-      s3: slowFaults.attach(new S3Client({ ...clientConfig(), forcePathStyle: true })),
-    };
-    const reachedRead = slowFaults.nextCall('GetObject:aggregates');
-    const slow = publishHour(hour, aggregatorPorts(config, slowClients));
-    await reachedRead;
+    const held = heldS3Clients(p, 'GetObject:aggregates');
+    const slow = publishHour(hour, aggregatorPorts(config, held.clients));
+    await held.reached;
 
     await p.deliverUntilDone([b3 ?? '']);
     expect((await publishHour(hour, aggregatorPorts(config, p.clients))).kind).toBe('written');
-    release();
+    held.release();
     expect((await slow).kind).toBe('unchanged');
 
     const [object] = await p.hourObjects();

@@ -1,9 +1,8 @@
-import { S3Client } from '@aws-sdk/client-s3';
 import * as v from 'valibot';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { sendBodies } from '../../adapters/sqs.ts';
 import { aggregateDependencies } from '../../adapters/wiring.ts';
-import { FaultInjector, type FaultKind } from '../../harness/faults.ts';
+import type { FaultKind } from '../../harness/faults.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
 import { loadAggregateConfig } from '../../shared/config.ts';
 import { publishDayIndex } from '../../shared/day-index.ts';
@@ -14,7 +13,7 @@ import { useEmulators } from '../support/emulators.ts';
 import { apply, batch, DAY, dayIndex, H09, H10, objectOf } from '../support/hours.ts';
 import { uniqueName } from '../support/names.ts';
 import { holdUntilConcurrent } from '../support/overlap.ts';
-import { clientConfig, createPipeline, stateViews } from '../support/pipeline.ts';
+import { createPipeline, heldS3Clients, stateViews } from '../support/pipeline.ts';
 
 describe('finished hours (allowedLatenessMinutes 120)', () => {
   it('finalizes an hour once the watermark passes its end, not before, and lists it in its day’s index', async () => {
@@ -126,29 +125,19 @@ describe('finished hours (allowedLatenessMinutes 120)', () => {
     // and the index after a newer one would write its older list over it.
     const p = await createPipeline();
     await apply(p, batch('09:10'), batch('12:40'));
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const slowFaults = new FaultInjector().add({
-      site: 'GetObject:aggregates',
-      kind: 'hold',
-      when: (input) => (input as { Key?: string }).Key === dayIndexKey(DAY),
-      release: gate,
-    });
-    const slowClients = {
-      ...p.clients,
-      s3: slowFaults.attach(new S3Client({ ...clientConfig(), forcePathStyle: true })),
-    };
-    const reachedRead = slowFaults.nextCall('GetObject:aggregates');
+    const held = heldS3Clients(
+      p,
+      'GetObject:aggregates',
+      (input) => (input as { Key?: string }).Key === dayIndexKey(DAY),
+    );
     const slow = publishDayIndex(
       DAY,
-      aggregateDependencies(loadAggregateConfig(p.env), slowClients).index,
+      aggregateDependencies(loadAggregateConfig(p.env), held.clients).index,
     );
-    await reachedRead;
+    await held.reached;
 
     expect((await p.finalize()).finalized.map((f) => f.hour)).toEqual([H09]);
-    release();
+    held.release();
     expect((await slow).hours.map((h) => h.hour)).toEqual([H09]);
     expect((await dayIndex(p))?.hours.map((h) => h.hour)).toEqual([H09]);
   });

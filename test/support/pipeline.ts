@@ -74,7 +74,6 @@ export const createAdminClients = (): AwsClients => ({
   sqs: new SQSClient(clientConfig()),
 });
 
-/** Delivers each body until it succeeds (SQS redelivering a failed message), up to `attempts`. */
 /** Sends one message to the aggregate queue as any producer could (FIFO fields when it is). */
 export const aggregateQueueSender = (sqs: SQSClient, queueUrl: string) => async (body: string) => {
   await sqs.send(
@@ -88,6 +87,7 @@ export const aggregateQueueSender = (sqs: SQSClient, queueUrl: string) => async 
   );
 };
 
+/** Delivers each body until it succeeds (SQS redelivering a failed message), up to `attempts`. */
 export const redeliverUntilDone =
   (ingest: (deliveries: readonly Delivery[]) => Promise<SQSBatchResponse>) =>
   async (bodies: readonly string[], attempts = 6) => {
@@ -300,3 +300,35 @@ export const cliTarget = (p: Pipeline): Target => ({
   outputs: p.outputs,
   output: (name) => p.outputs[name] ?? '',
 });
+
+/** A promise to hold a call on, and the function that lets it through. */
+export const gate = () => {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+};
+
+/**
+ * The pipeline's clients with an S3 client of their own, whose calls at `site` (matching `when`)
+ * wait before they are made until released: a slow reader, next to the pipeline's own.
+ */
+export const heldS3Clients = (
+  p: Pick<Pipeline, 'clients'>,
+  site: string,
+  when?: (input: unknown) => boolean,
+) => {
+  const { opened, open } = gate();
+  const faults = new FaultInjector().add({
+    site,
+    kind: 'hold',
+    release: opened,
+    ...(when ? { when } : {}),
+  });
+  const clients: AwsClients = {
+    ...p.clients,
+    s3: faults.attach(new S3Client({ ...clientConfig(), forcePathStyle: true })),
+  };
+  return { clients, reached: faults.nextCall(site), release: open };
+};
