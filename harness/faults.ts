@@ -235,18 +235,20 @@ export class FaultInjector {
           (context as Record<symbol, unknown>)[WANTS_CONFLICT] = true;
           return next(args);
         }
-        if (rule?.kind === 'entry-failure') {
-          this.fired.push(`${rule.kind}@${site}`);
-          return withFirstEntryFailed(args, next);
-        }
         if (rule?.kind === 'hold') {
           this.fired.push(`${rule.kind}@${site}`);
           await released(rule);
+        } else if (rule?.kind === 'entry-failure') {
+          this.fired.push(`${rule.kind}@${site}`);
         } else if (rule && rule.kind !== 'crash-after' && rule.kind !== 'stale-read') {
           this.fired.push(`${rule.kind}@${site}`);
           throw faultError(rule.kind, site);
         }
-        const output = await next(args);
+        // An answered call, partly failed or not: its end is traced like any other's.
+        const output =
+          rule?.kind === 'entry-failure'
+            ? await withFirstEntryFailed(args, next)
+            : await next(args);
         if (rule?.kind === 'crash-after') {
           this.fired.push(`${rule.kind}@${site}`);
           throw faultError(rule.kind, site);
