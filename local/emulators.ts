@@ -25,6 +25,7 @@ import { answerCloudWatchQuery, CLOUDWATCH_QUERY_VERSION } from './cloudwatch-qu
 import { type RunningDynamoLocal, startDynamoLocal } from './dynamodb-local.ts';
 import { edgeCloudWatch } from './edge-cloudwatch.ts';
 import { answerEvents, EVENTS_TARGET_PREFIX } from './events-api.ts';
+import { DEFAULT_READ_LAG_MS, LaggingReads } from './eventual-reads.ts';
 import { type FauxqsGaps, probeFauxqsGaps } from './fauxqs-gaps.ts';
 import { type FauxqsStores, fauxqsStores } from './fauxqs-store.ts';
 import {
@@ -140,6 +141,12 @@ export interface EmulatorOptions {
    * Local of its own.
    */
   readonly dynamoLocal?: RunningDynamoLocal;
+  /**
+   * How old an answer DynamoDB's eventually consistent reads may get, in ms (see
+   * `eventual-reads.ts`); 0 answers every read fresh, as DynamoDB Local does. Default 1000: the
+   * second within which, AWS says, replicas usually agree.
+   */
+  readonly readLagMs?: number;
 }
 
 /** The largest query-protocol body the edge reads (SQS's SendMessageBatch, URL-encoded, fits). */
@@ -215,6 +222,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         'fauxqs gives one message per group per FIFO receive, where SQS gives as many of a group as it can',
       );
     const preconditions = new S3Preconditions(fauxqs, gaps.s3Preconditions);
+    const replica = new LaggingReads({ lagMs: options.readLagMs ?? DEFAULT_READ_LAG_MS });
     const config = {
       endpoint: fauxqsEndpoint,
       region: LOCAL_REGION,
@@ -307,6 +315,8 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
         return answerEvents(req, res, target.slice(EVENTS_TARGET_PREFIX.length), rules);
       }
       if (typeof target === 'string' && target.startsWith('DynamoDB_')) {
+        const action = target.slice(target.indexOf('.') + 1);
+        if (replica.mayLag(action)) return replica.handle(req, res, dynamodb, action, onAnswer);
         return forward(req, res, dynamodb, onAnswer);
       }
       const sqsAction = typeof target === 'string' ? target.replace(/^AmazonSQS\./, '') : undefined;

@@ -51,6 +51,8 @@ export interface LocalRuntimeOptions {
   readonly onFailure?: (message: string) => void;
   /** See EmulatorOptions.dynamoLocal (only when the runtime starts its own emulators). */
   readonly dynamoLocal?: RunningDynamoLocal;
+  /** See EmulatorOptions.readLagMs (only when the runtime starts its own emulators). */
+  readonly readLagMs?: number;
 }
 
 /** What `LocalRuntime.update` did with a new synthesis of the running stack. */

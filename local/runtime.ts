@@ -48,6 +48,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions): Promise<L
       ...(options.dataDir ? { dataDir: options.dataDir } : {}),
       ...(options.onFailure ? { onFailure: options.onFailure } : {}),
       ...(options.dynamoLocal ? { dynamoLocal: options.dynamoLocal } : {}),
+      ...(options.readLagMs === undefined ? {} : { readLagMs: options.readLagMs }),
     }));
   const runtimeId = Math.random().toString(36).slice(2, 8).toUpperCase();
 

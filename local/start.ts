@@ -15,6 +15,7 @@ import { alarmId } from './alarms.ts';
 import { runDemo } from './demo.ts';
 import { JavaMissingError } from './dynamodb-local.ts';
 import { LOCAL_CREDENTIALS } from './emulators.ts';
+import { DEFAULT_READ_LAG_MS } from './eventual-reads.ts';
 import { FauxqsPersistenceError } from './fauxqs-store.ts';
 import { claimInstance, type InstanceClaim, InstanceRunningError } from './instance.ts';
 import { KeptDataMismatchError } from './provision-table.ts';
@@ -44,6 +45,13 @@ const seconds = (value: string) => {
   return n;
 };
 
+const milliseconds = (value: string) => {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 60_000)
+    throw new InvalidArgumentError('a number of milliseconds from 0 to 60000');
+  return n;
+};
+
 const program = new Command('npm start --')
   .description(
     'Run the synthesized onceflow stack locally (no Docker, no AWS account) and demo it.',
@@ -70,6 +78,12 @@ const program = new Command('npm start --')
     seconds,
     1,
   )
+  .option(
+    '--read-lag <ms>',
+    'how stale DynamoDB’s eventually consistent reads may be (as on AWS); 0: always fresh, as DynamoDB Local',
+    milliseconds,
+    DEFAULT_READ_LAG_MS,
+  )
   .addHelpText(
     'after',
     '\nExamples:\n  npm start\n  npm start -- --keep --persist\n  npm start -- --watch --no-demo\n  npm start -- --keep --no-demo --port 4570 --state-dir /tmp/onceflow-b',
@@ -86,6 +100,7 @@ const options = program.opts<{
   persist?: boolean;
   watch?: boolean;
   retryDelay: number;
+  readLag: number;
 }>();
 // Watching a stack that stops after its demo would watch nothing.
 const keep = options.keep === true || options.watch === true;
@@ -141,6 +156,7 @@ try {
         ...(options.stack ? { stackName: options.stack } : {}),
         port: options.port,
         retryDelaySeconds: options.retryDelay,
+        readLagMs: options.readLag,
         logDir: join(stateDir, 'logs'),
         ...(options.persist ? { dataDir } : {}),
         warn: (message) => console.warn(`! ${message}`),

@@ -14,13 +14,23 @@ export const register = (program: Command): void => {
     .option('--demo', 'run the demo first')
     .option('--persist', 'keep tables, queues (with messages) and the bucket across restarts')
     .option('--watch', 'swap in the functions’ new code as their sources change')
+    .option(
+      '--read-lag <ms>',
+      'how stale DynamoDB’s eventually consistent reads may be, as on AWS (0: always fresh); default 1000',
+    )
     .addHelpText(
       'after',
       '\nExamples:\n  npx onceflow local up\n  npx onceflow local up --persist\n  npx onceflow local up --watch',
     )
     .action(
       run(
-        (o: { port: string; demo?: boolean; persist?: boolean; watch?: boolean }) =>
+        (o: {
+          port: string;
+          demo?: boolean;
+          persist?: boolean;
+          watch?: boolean;
+          readLag?: string;
+        }) =>
           new Promise<number>((resolve) => {
             const state = globals().localState;
             const args = [
@@ -36,6 +46,7 @@ export const register = (program: Command): void => {
             if (!o.demo) args.push('--no-demo');
             if (o.persist) args.push('--persist');
             if (o.watch) args.push('--watch');
+            if (o.readLag !== undefined) args.push('--read-lag', o.readLag);
             const child = spawn(process.execPath, args, { stdio: 'inherit' });
             for (const signal of ['SIGINT', 'SIGTERM'] as const)
               process.on(signal, () => child.kill(signal));

@@ -6,9 +6,11 @@ import { status } from '../../cli/commands/status.ts';
 import type { Target } from '../../cli/target.ts';
 import { createWatchHandler } from '../../functions/watch-pending.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
+import { waitFor } from '../../local/net.ts';
 import { loadIngestConfig } from '../../shared/config.ts';
 import { planBatch } from '../../shared/ingest.ts';
 import { validateBatch } from '../../shared/schema.ts';
+import { DEADLINE_MS } from '../support/deadlines.ts';
 import { seedBatches } from '../support/fixtures.ts';
 import { createPipeline, uniqueName } from '../support/pipeline.ts';
 
@@ -147,7 +149,19 @@ describe('onceflow status on a large ledger', () => {
     const stuck = uniqueName('stuck');
     await ledger.claim(planBatch(batchOf(stuck, 'o-stuck'), settings), undefined, now - 1_200_000);
     await p.deliverUntilDone(seedBatches());
-    const report = await invoke();
+    // The watcher reads the pending index, eventually consistent (and lagging at the edge, as
+    // DynamoDB's may): the claim shows once the index has caught up.
+    let report = await invoke();
+    await waitFor(
+      async () => {
+        report = await invoke();
+        return report.pending > 0;
+      },
+      {
+        timeoutMs: DEADLINE_MS,
+        what: 'the pending index to show the claim',
+      },
+    );
     expect(report).toMatchObject({ pending: 1, oldestAgeSeconds: 1200 });
     expect(report.oldest.map((b) => b.batchId)).toEqual([stuck]);
   });

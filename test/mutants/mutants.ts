@@ -299,6 +299,44 @@ export const MUTANTS: readonly Mutant[] = [
     breaks:
       'events claimed before their batch is archived: a conflict reported meanwhile without the first content',
   },
+  // Every read the guarantees rest on asks for consistency: the edge's lagging replica
+  // (local/eventual-reads.ts) answers one that does not with the state of an earlier read.
+  {
+    file: 'adapters/dynamo-counters.ts',
+    from: 'ConsistentRead: true,',
+    to: '',
+    breaks:
+      'an hour recomputed from counters a replica has not updated yet: published without its latest batch, never notified again',
+  },
+  {
+    file: 'adapters/dynamo-items.ts',
+    from: 'Key: keyOf(key), ConsistentRead: true }',
+    to: 'Key: keyOf(key) }',
+    breaks:
+      'the finalizer’s watermark, cursor and marks read from a lagging replica: hours finalized late, or listed stale in their day’s index',
+  },
+  {
+    file: 'adapters/dynamo-items.ts',
+    from: 'Keys: pending, ConsistentRead: true,',
+    to: 'Keys: pending,',
+    breaks:
+      'final marks (and orders) read from a lagging replica: a final hour left out of its day’s index',
+  },
+  {
+    file: 'adapters/dynamo-items.ts',
+    from: 'TableName: table,\n        ConsistentRead: true,\n        FilterExpression',
+    to: 'TableName: table,\n        FilterExpression',
+    breaks:
+      'the ledger listed from a lagging replica: a batch redelivered and applied still reported pending',
+  },
+  {
+    file: 'local/eventual-reads.ts',
+    from: 'return request.IndexName !== undefined || request.ConsistentRead !== true;',
+    to: 'return request.ConsistentRead !== true;',
+    breaks:
+      'reads of a global secondary index answered fresh when they ask for consistency, which DynamoDB cannot give',
+    files: ['test/emulators/eventual-reads.test.ts'],
+  },
   // The local runtime behaves as Lambda's SQS event source mapping: its tests defend it.
   {
     file: 'local/sqs-event.ts',

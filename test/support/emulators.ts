@@ -1,15 +1,17 @@
 import { afterAll, beforeAll, inject } from 'vitest';
-import { type Emulators, startEmulators } from '../../local/emulators.ts';
+import { type EmulatorOptions, type Emulators, startEmulators } from '../../local/emulators.ts';
 
 /**
  * Emulators of the test file's own (for a local runtime, which takes over the edge's hooks):
  * started before its tests, stopped after. Call at the top of a file or describe block. They
  * run on the suite's DynamoDB Local (see `sharedDynamoLocal`).
  */
-export const useEmulators = (): (() => Emulators) => {
+export const useEmulators = (
+  options: Omit<EmulatorOptions, 'dynamoLocal'> = {},
+): (() => Emulators) => {
   let emulators: Emulators | undefined;
   beforeAll(async () => {
-    emulators = await startEmulators({ dynamoLocal: sharedDynamoLocal() });
+    emulators = await startEmulators({ ...options, dynamoLocal: sharedDynamoLocal() });
   });
   afterAll(async () => {
     await emulators?.stop();

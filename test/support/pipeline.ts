@@ -60,18 +60,20 @@ export interface HourView {
 
 export interface PipelineOptions {
   readonly env?: Record<string, string>;
+  /** Emulators of the test's own (an edge set up differently); default the suite's. */
+  readonly endpoint?: string;
 }
 
-export const clientConfig = () => ({
-  endpoint: inject('endpoint'),
+export const clientConfig = (endpoint = inject('endpoint')) => ({
+  endpoint,
   region: LOCAL_REGION,
   credentials: LOCAL_CREDENTIALS,
 });
 
-export const createAdminClients = (): AwsClients => ({
-  dynamo: new DynamoDBClient(clientConfig()),
-  s3: new S3Client({ ...clientConfig(), forcePathStyle: true }),
-  sqs: new SQSClient(clientConfig()),
+export const createAdminClients = (endpoint?: string): AwsClients => ({
+  dynamo: new DynamoDBClient(clientConfig(endpoint)),
+  s3: new S3Client({ ...clientConfig(endpoint), forcePathStyle: true }),
+  sqs: new SQSClient(clientConfig(endpoint)),
 });
 
 /** Sends one message to the aggregate queue as any producer could (FIFO fields when it is). */
@@ -199,12 +201,13 @@ export const stateViews = (admin: AwsClients, tableName: string, bucketName: str
 };
 
 export const createPipeline = async (options: PipelineOptions = {}) => {
-  const admin = createAdminClients();
+  const endpoint = options.endpoint ?? inject('endpoint');
+  const admin = createAdminClients(endpoint);
   // A copy of the synthesized stack: its queues, table and bucket exactly as the template says,
   // and each function's environment as the template gives it.
   const copy = await provisionStackCopy({
     assemblyDir: inject('assembly').assemblyDir,
-    endpoint: inject('endpoint'),
+    endpoint,
     name: uniqueName('pipe'),
   });
   const tableName = copy.outputs.TableName ?? '';
@@ -215,9 +218,9 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
   const aggregateConfig = loadAggregateConfig({ ...copy.aggregateEnvironment, ...options.env });
   const faults = new FaultInjector();
   const clients: AwsClients = {
-    dynamo: faults.attach(new DynamoDBClient({ ...clientConfig() })),
-    s3: faults.attach(new S3Client({ ...clientConfig(), forcePathStyle: true })),
-    sqs: faults.attach(new SQSClient(clientConfig())),
+    dynamo: faults.attach(new DynamoDBClient(clientConfig(endpoint))),
+    s3: faults.attach(new S3Client({ ...clientConfig(endpoint), forcePathStyle: true })),
+    sqs: faults.attach(new SQSClient(clientConfig(endpoint))),
   };
   let now = Date.now;
   const ports: IngestPorts = { ...ingestPorts(ingestConfig, clients), now: () => now() };
@@ -265,6 +268,7 @@ export const createPipeline = async (options: PipelineOptions = {}) => {
 
   return {
     env,
+    endpoint,
     tableName,
     bucketName,
     aggregateQueueUrl,
@@ -315,7 +319,7 @@ export const gate = () => {
  * wait before they are made until released: a slow reader, next to the pipeline's own.
  */
 export const heldS3Clients = (
-  p: Pick<Pipeline, 'clients'>,
+  p: Pick<Pipeline, 'clients' | 'endpoint'>,
   site: string,
   when?: (input: unknown) => boolean,
 ) => {
@@ -328,7 +332,7 @@ export const heldS3Clients = (
   });
   const clients: AwsClients = {
     ...p.clients,
-    s3: faults.attach(new S3Client({ ...clientConfig(), forcePathStyle: true })),
+    s3: faults.attach(new S3Client({ ...clientConfig(p.endpoint), forcePathStyle: true })),
   };
   return { clients, reached: faults.nextCall(site), release: open };
 };
