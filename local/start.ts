@@ -120,7 +120,9 @@ const step = async <T>(label: string, work: () => Promise<T>): Promise<T> => {
 const holdsData = async (r: LocalRuntime): Promise<boolean> => {
   const table = r.stack.tables[0]?.name;
   if (!table) return false;
-  const page = await r.clients.dynamo.send(new ScanCommand({ TableName: table, Limit: 1 }));
+  const page = await r.clients.dynamo.send(
+    new ScanCommand({ TableName: table, Limit: 1, ConsistentRead: true }),
+  );
   return (page.Count ?? 0) > 0;
 };
 

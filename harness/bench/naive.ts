@@ -75,7 +75,12 @@ export const naiveState = async (dynamo: DynamoDBClient, table: string): Promise
   let startKey: Record<string, never> | undefined;
   do {
     const page = await dynamo.send(
-      new ScanCommand({ TableName: table, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }),
+      // Consistent: the end state, not what a replica has seen of it.
+      new ScanCommand({
+        TableName: table,
+        ConsistentRead: true,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
     );
     items.push(...((page.Items ?? []) as typeof items));
     startKey = page.LastEvaluatedKey as typeof startKey;

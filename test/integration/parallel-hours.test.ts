@@ -172,5 +172,10 @@ describe('reconcile and verify over an interval', () => {
       [HOURS[2], 'different'],
       [HOURS[4], 'different'],
     ]);
+    // Over [07:00, 10:00): its first hour is in, its end hour is not.
+    const fromMs = parseHour(HOURS[1] ?? '') ?? 0;
+    const within = await verify(cliTarget(p), { fromMs, toMs: fromMs + 3 * 3_600_000 });
+    expect(within.checked).toBe(3);
+    expect(within.differences.map((d) => d.hour)).toEqual([HOURS[2]]);
   });
 });

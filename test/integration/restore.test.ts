@@ -57,6 +57,9 @@ describe('restoring the table to an earlier point', () => {
     await p.deliverUntilDone(seedBatches());
     await p.drainAggregates();
     const snapshot = await snapshotTable(p.admin.dynamo, p.tableName, () => now);
+    // Ten minutes later, in the restore point's own hour of the arrival index: a batch of its own.
+    now += 10 * 60_000;
+    await p.deliverUntilDone([batch('soon', '2026-10-02T12', 2)]);
     // Two hours later: a batch of the last hour's events, and a late one of events days old.
     now += 2 * HOUR;
     await p.deliverUntilDone([
@@ -80,6 +83,7 @@ describe('restoring the table to an earlier point', () => {
 
     const replayed = await reapply(p, snapshot.takenAtMs);
     expect(replayed).toContain(lateKey);
+    expect(replayed.some((k) => k.endsWith('/soon.json'))).toBe(true);
     expect(await endState(p)).toEqual(before);
     expect((await p.verifyHours()).differences).toEqual([]);
   });

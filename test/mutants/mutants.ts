@@ -374,4 +374,51 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'messages no filter matches left in the queue, where Lambda deletes them',
     files: POLLER_TESTS,
   },
+  // The operator's tools: what a runbook step does after an incident, against its tests.
+  {
+    file: 'adapters/sqs.ts',
+    from: 'await setVisibility(sqs, queueUrl, handles, 0);',
+    to: '',
+    breaks:
+      'a DLQ looked at with replay dlq --dry-run left hidden for a minute: the replay that follows moves nothing until then',
+    files: ['test/integration/dlq-peek.test.ts'],
+  },
+  {
+    file: 'adapters/recovery.ts',
+    from: '[formatHour(first), ...hoursBetween(first + 1, toMs)]',
+    to: 'hoursBetween(first + 1, toMs)',
+    breaks:
+      'a restore’s replay by arrival missing the batches received in the restore point’s own hour',
+    files: ['test/integration/restore.test.ts', 'test/integration/replay-archive.test.ts'],
+  },
+  {
+    file: 'adapters/s3-quarantine.ts',
+    from: '`, source])',
+    to: '`])',
+    breaks:
+      'rejects written before the reason was in their key never listed by reason: replay rejects leaves them behind',
+    files: ['test/integration/reject-listing.test.ts'],
+  },
+  {
+    file: 'cli/commands/reconcile.ts',
+    from: 'if (!stored && aggregate.events === 0) return undefined;',
+    to: 'if (aggregate.events === 0) return undefined;',
+    breaks: 'reconcile leaving the object of an hour without events (after a restore) in place',
+    files: ['test/integration/parallel-hours.test.ts', 'test/cli/cli.test.ts'],
+  },
+  {
+    file: 'cli/commands/reconcile.ts',
+    from: 'ms >= interval.fromMs && ms < interval.toMs',
+    to: 'ms >= interval.fromMs && ms <= interval.toMs',
+    breaks: 'verify --from --to judging the hour after the interval, which it was not asked about',
+    files: ['test/integration/parallel-hours.test.ts', 'test/cli/cli.test.ts'],
+  },
+  {
+    file: 'cli/commands/replay.ts',
+    from: 'hours = spanOfBoth(hours, eventHoursOf(bodies));',
+    to: 'hours = eventHoursOf(bodies);',
+    breaks:
+      'the reconcile a replay prints covering only its last chunk’s hours: the others left unreconciled',
+    files: ['test/integration/replay-archive.test.ts'],
+  },
 ];
