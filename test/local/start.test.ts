@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
@@ -52,6 +53,24 @@ const RUNNING = 'Ctrl-C stops everything';
 const readState = (dir: string) =>
   parseJson(LocalStateSchema, readFileSync(join(dir, 'local.json'), 'utf8'));
 
+/**
+ * An item of the running stack's table written, read without asking for consistency, written
+ * again: what that read and a consistent one then answer.
+ */
+const readAfterWrite = async (local: ReturnType<typeof readState>) => {
+  const { dynamo } = adminClients(local.endpoint, local.region);
+  const TableName = local.outputs.TableName;
+  const Key = { pk: { S: 'probe' }, sk: { S: 'probe' } };
+  const write = (v: string) =>
+    dynamo.send(new PutItemCommand({ TableName, Item: { ...Key, v: { S: v } } }));
+  const read = async (ConsistentRead: boolean) =>
+    (await dynamo.send(new GetItemCommand({ TableName, Key, ConsistentRead }))).Item?.v?.S;
+  await write('1');
+  await read(false);
+  await write('2');
+  return { eventual: await read(false), consistent: await read(true) };
+};
+
 describe('npm start as a process', () => {
   it('serves the stack to any SDK with --keep through local.json and leaves no process behind on Ctrl-C', async () => {
     const dir = stateDir();
@@ -94,9 +113,10 @@ describe('npm start as a process', () => {
     expect(existsSync(join(dir, 'runtime.lock'))).toBe(false);
   });
 
-  it('refuses a second start in the same state directory, naming the running one, and runs beside it with another', async () => {
+  it('refuses a second start in the same state directory, naming the running one, and runs beside it another with a read lag of its own', async () => {
     const dir = stateDir();
-    const first = launch(['--keep', '--no-demo', '--state-dir', dir]);
+    // The first one's replica lags longer than the test; the one beside it does not lag.
+    const first = launch(['--keep', '--no-demo', '--state-dir', dir, '--read-lag', '60000']);
     await first.until(RUNNING);
     const state = readFileSync(join(dir, 'local.json'), 'utf8');
     const { endpoint } = readState(dir);
@@ -115,8 +135,11 @@ describe('npm start as a process', () => {
     expect(existsSync(log) ? statSync(log).mtimeMs : 0).toBe(logsBefore);
     expect((await fetch(endpoint).catch(() => undefined)) !== undefined).toBe(true);
 
-    const beside = launch(['--keep', '--no-demo', '--state-dir', stateDir()]);
+    const besideDir = stateDir();
+    const beside = launch(['--keep', '--no-demo', '--state-dir', besideDir, '--read-lag', '0']);
     await beside.until(RUNNING);
+    expect(await readAfterWrite(readState(dir))).toEqual({ eventual: '1', consistent: '2' });
+    expect(await readAfterWrite(readState(besideDir))).toEqual({ eventual: '2', consistent: '2' });
     beside.child.kill('SIGINT');
     first.child.kill('SIGINT');
     expect(await beside.exited).toBe(0);
@@ -241,6 +264,12 @@ describe('npm start as a process', () => {
     const run = launch(['--retry-delay', 'abc', '--state-dir', stateDir()]);
     expect(await run.exited).not.toBe(0);
     expect(run.output()).toMatch(/--retry-delay.*abc.*a number of seconds from 0 to 43200/);
+  });
+
+  it('refuses a read lag that is not a number of milliseconds, before starting anything', async () => {
+    const run = launch(['--read-lag', '1.5', '--state-dir', stateDir()]);
+    expect(await run.exited).not.toBe(0);
+    expect(run.output()).toMatch(/--read-lag.*1\.5.*a number of milliseconds from 0 to 60000/);
   });
 
   it('names the stacks of the assembly in one line when --stack names none of them', async () => {

@@ -421,4 +421,38 @@ export const MUTANTS: readonly Mutant[] = [
       'the reconcile a replay prints covering only its last chunk’s hours: the others left unreconciled',
     files: ['test/integration/replay-archive.test.ts'],
   },
+  // The local runtime beyond the poller: triggers' filters, code swaps, reserved concurrency.
+  {
+    file: 'local/event-filter.ts',
+    from: "if (op === 'exists') return (value !== undefined) === arg;",
+    to: "if (op === 'exists') return value !== undefined;",
+    breaks:
+      'a trigger filter of `exists: false` passing the bodies that have the field, where Lambda drops them',
+    files: ['test/unit/event-filter.test.ts'],
+  },
+  {
+    file: 'local/environment-pool.ts',
+    from: 'if (env.fn !== this.#current(logicalId)) this.#retire(env);',
+    to: 'if (false) this.#retire(env);',
+    breaks:
+      'an environment that was busy during a code swap reused: invocations after the swap run the old code',
+    files: ['test/local/hot-swap.test.ts', 'test/unit/hot-swap.test.ts'],
+  },
+  {
+    file: 'local/environment-pool.ts',
+    from: 'reserved !== undefined && busy >= reserved',
+    to: 'reserved !== undefined && busy > reserved',
+    breaks: 'one invocation more at once than the function’s reserved concurrency',
+    files: ['test/local/reserved-concurrency.test.ts'],
+  },
+  {
+    file: 'functions/sqs-record.ts',
+    from: 'skipGroupOnError: true,',
+    to: 'skipGroupOnError: false,',
+    breaks:
+      'an hour’s later notifications processed after its earlier one failed: a FIFO group run out of order',
+    equivalent:
+      'each processor is given one message group: without the option it fails every record after the first failure, which are all of that group, as with it',
+    files: ['test/integration/parallel-hours.test.ts', 'test/unit/fifo-groups.test.ts'],
+  },
 ];
