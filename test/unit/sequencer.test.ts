@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type LastRun, longestFirst } from '../support/sequencer.ts';
+import { type LastRun, longestFirst, shortestFirst } from '../support/sequencer.ts';
 
 describe('the order of test files', () => {
   const runs: Record<string, LastRun | undefined> = {
@@ -23,5 +23,15 @@ describe('the order of test files', () => {
   it('gives the same order whatever order the files come in', () => {
     const once = longestFirst(Object.keys(runs), (f) => runs[f]);
     expect(longestFirst(Object.keys(runs).reverse(), (f) => runs[f])).toEqual(once);
+  });
+
+  it('runs the shortest first and new files last when asked to, for a run that stops at its first failure', () => {
+    expect(shortestFirst(Object.keys(runs), (f) => runs[f])).toEqual([
+      'failedShort',
+      'short',
+      'middle',
+      'long',
+      'new',
+    ]);
   });
 });
