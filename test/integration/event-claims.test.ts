@@ -87,13 +87,11 @@ describe('an event re-sent in another batch', () => {
     expect((await p.orders()).find((o) => o.orderId === 'o1')?.amount).toBe('10.00');
     const rejects = await p.rejects();
     expect(rejects).toHaveLength(1);
-    const [reject] = rejects as unknown as [
-      { reason: string; batchId: string; detail: string; conflict: unknown },
-    ];
-    expect(reject.reason).toBe('event-conflict');
-    expect(reject.batchId).toBe(second.batchId);
-    expect(reject.detail).toContain('with another amount, eventTime');
-    expect(reject.conflict).toMatchObject({
+    const [reject] = rejects;
+    expect(reject?.reason).toBe('event-conflict');
+    expect(reject?.batchId).toBe(second.batchId);
+    expect(reject?.detail).toContain('with another amount, eventTime');
+    expect(reject?.conflict).toMatchObject({
       orderId: 'o1',
       eventId: 'e2',
       first: { batchId: first.batchId, event: { amount: '10.00', eventTime: e2.eventTime } },

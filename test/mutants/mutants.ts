@@ -299,6 +299,29 @@ export const MUTANTS: readonly Mutant[] = [
     breaks:
       'events claimed before their batch is archived: a conflict reported meanwhile without the first content',
   },
+  // What an operator is told about a batch and its conflicts.
+  {
+    file: 'shared/conflicts.ts',
+    from: 'e.orderId === orderId && e.eventId === eventId',
+    to: 'e.eventId === eventId',
+    breaks:
+      'an event conflict reported with another order’s event as the first content (event ids are unique per order only)',
+    equivalent:
+      'the first content is looked up in the batch that claimed the event, and a batch holding one event id twice, in any orders, is refused whole (duplicate-event-id)',
+  },
+  {
+    file: 'shared/batch-report.ts',
+    from: 'entry.doneParts.size >= entry.parts',
+    to: 'entry.doneParts.size >= 1',
+    breaks:
+      'a batch in parts reported applied (by batch, status, the DLQ’s listing) once its first part commits',
+  },
+  {
+    file: 'shared/batch-report.ts',
+    from: "if (claim.digest !== eventDigest(event)) return { ...base, fate: 'conflict', ...other };",
+    to: '',
+    breaks: 'an event whose other content was refused reported as counted or a duplicate',
+  },
   // Every read the guarantees rest on asks for consistency: the edge's lagging replica
   // (local/eventual-reads.ts) answers one that does not with the state of an earlier read.
   {
