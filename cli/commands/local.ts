@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
+import { DEFAULT_READ_LAG_MS } from '../../local/eventual-reads.ts';
 import { globals, run } from '../program.ts';
 import { runningLocalState } from '../target.ts';
 
@@ -16,7 +17,7 @@ export const register = (program: Command): void => {
     .option('--watch', 'swap in the functions’ new code as their sources change')
     .option(
       '--read-lag <ms>',
-      'how stale DynamoDB’s eventually consistent reads may be, as on AWS (0: always fresh); default 1000',
+      `how stale DynamoDB’s eventually consistent reads may be, as on AWS (0: always fresh); default ${DEFAULT_READ_LAG_MS}`,
     )
     .addHelpText(
       'after',
