@@ -18,7 +18,13 @@ export const pendingReport = (
   nowMs: number,
   named = 5,
 ): PendingReport => {
-  const sorted = [...entries].sort((a, b) => a.receivedAtMs - b.receivedAtMs);
+  // Ties (batches received in the same millisecond) by batch id: the same report whatever order
+  // the index returns them in.
+  const sorted = [...entries].sort(
+    (a, b) =>
+      a.receivedAtMs - b.receivedAtMs ||
+      (a.batchId < b.batchId ? -1 : a.batchId > b.batchId ? 1 : 0),
+  );
   const first = sorted[0];
   return {
     pending: sorted.length,

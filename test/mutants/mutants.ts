@@ -322,6 +322,27 @@ export const MUTANTS: readonly Mutant[] = [
     to: '',
     breaks: 'an event whose other content was refused reported as counted or a duplicate',
   },
+  // The pending watcher: what the stuck-batch alarm and its log line say.
+  {
+    file: 'shared/pending.ts',
+    from: 'a.receivedAtMs - b.receivedAtMs ||',
+    to: 'b.receivedAtMs - a.receivedAtMs ||',
+    breaks:
+      'the newest batch in progress taken for the oldest: the stuck-batch alarm measures the wrong age',
+  },
+  {
+    file: 'shared/pending.ts',
+    from: 'Math.max(0, Math.floor((nowMs - first.receivedAtMs) / 1000))',
+    to: 'Math.floor((nowMs - first.receivedAtMs) / 1000)',
+    breaks: 'a negative age published when the watcher’s clock is behind the ingest’s',
+  },
+  {
+    file: 'shared/pending.ts',
+    from: '(a.batchId < b.batchId ? -1 : a.batchId > b.batchId ? 1 : 0)',
+    to: '0',
+    breaks:
+      'batches received in the same millisecond named in whatever order the index returns them',
+  },
   // Every read the guarantees rest on asks for consistency: the edge's lagging replica
   // (local/eventual-reads.ts) answers one that does not with the state of an earlier read.
   {
