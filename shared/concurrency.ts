@@ -51,7 +51,8 @@ export class KeyedQueue {
 
   run<R>(key: string, task: () => Promise<R>): Promise<R> {
     const previous = this.#tails.get(key) ?? Promise.resolve();
-    const result = previous.then(task, task);
+    const result = previous.then(task);
+    // The tail never rejects, so a failed task does not block the next of its key.
     const tail = result.catch(() => undefined);
     this.#tails.set(key, tail);
     // Forget the key once nothing is queued behind this task, so the map stays small.

@@ -74,6 +74,15 @@ export const orderHistory = (o: {
       if (claim?.batchId === batch.batchId && claim.digest === eventDigest(event))
         events.set(event.eventId, { ...event, batchId: batch.batchId });
     }
+    // Claims its archive does not back (an archive replaced by hand, say): counted, not shown.
+    const shown = [...events.values()].filter((e) => e.batchId === batch.batchId).length;
+    const unbacked = o.claims.filter((c) => c.batchId === batch.batchId).length - shown;
+    if (unbacked > 0)
+      unread.push({
+        batchId: batch.batchId,
+        claims: unbacked,
+        reason: 'its archive does not hold the events as claimed',
+      });
   }
   const ordered = [...events.values()].sort((a, b) =>
     a.instant === b.instant ? compareUtf8(a.eventId, b.eventId) : a.instant < b.instant ? -1 : 1,

@@ -1,11 +1,50 @@
+import { Agent, request } from 'node:http';
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createAdminClients, uniqueName } from '../support/pipeline.ts';
+
+/**
+ * Conditional PUTs whose headers all reach the edge before any body is sent: each asks for
+ * `100 Continue`, which the edge's server answers on receiving the headers, and the bodies go
+ * once every request has it. A check made before the previous write to the key landed would
+ * see the key as it was: the writes race as closely as they can. (fauxqs takes them unsigned.)
+ */
+const simultaneousPuts = async (
+  path: string,
+  bodies: readonly string[],
+  headers: Record<string, string>,
+): Promise<number[]> => {
+  const agent = new Agent({ keepAlive: true, maxSockets: bodies.length });
+  try {
+    const calls = bodies.map((body) => {
+      const req = request(new URL(path, inject('endpoint')), {
+        method: 'PUT',
+        agent,
+        headers: { ...headers, expect: '100-continue', 'content-length': Buffer.byteLength(body) },
+      });
+      const continued = new Promise<void>((resolve) => req.once('continue', resolve));
+      const status = new Promise<number>((resolve, reject) => {
+        req.once('response', (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.once('error', reject);
+      });
+      req.flushHeaders();
+      return { req, body, continued, status };
+    });
+    await Promise.all(calls.map((c) => c.continued));
+    for (const c of calls) c.req.end(c.body);
+    return await Promise.all(calls.map((c) => c.status));
+  } finally {
+    agent.destroy();
+  }
+};
 
 /** S3's documented answers to conditional writes, checked through the edge endpoint. */
 describe('S3 conditional writes on the local edge', () => {
@@ -88,5 +127,21 @@ describe('S3 conditional writes on the local edge', () => {
       ),
     );
     expect(results.filter((s) => s === 200)).toHaveLength(1);
+  });
+
+  it('lets one write win when many conditional writes of one key reach the edge together', async () => {
+    const { put, Bucket } = await setup();
+    const writers = Array.from({ length: 8 }, (_, i) => `writer-${i}`);
+    const created = await simultaneousPuts(`/${Bucket}/together`, writers, {
+      'if-none-match': '*',
+    });
+    expect(created.filter((s) => s === 200)).toHaveLength(1);
+    expect(created.filter((s) => s === 412)).toHaveLength(writers.length - 1);
+    const base = await put('swap', 'base');
+    const swapped = await simultaneousPuts(`/${Bucket}/swap`, writers, {
+      'if-match': base.ETag ?? '',
+    });
+    expect(swapped.filter((s) => s === 200)).toHaveLength(1);
+    expect(swapped.filter((s) => s === 412)).toHaveLength(writers.length - 1);
   });
 });

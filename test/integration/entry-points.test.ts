@@ -94,16 +94,28 @@ describe('the deployed entry points', () => {
     }
   });
 
-  it('fail every message with a configuration error naming the missing variable', async () => {
-    vi.stubEnv('TABLE_NAME', '');
-    const aggregate = await import('../../functions/aggregate-hours.ts');
-    const record = toSqsRecord(
-      { MessageId: 'm-1', Body: '{"hour":"2026-10-01T09:00:00Z"}' },
-      'arn',
-      'us-east-1',
-    );
-    await expect(
-      aggregate.handler(toSqsEvent([record]), lambdaContext('aggregate-hours', 30_000)),
-    ).rejects.toThrow(/TABLE_NAME: is required/);
-  });
+  it.each([
+    {
+      name: 'ingest-orders',
+      load: () => import('../../functions/ingest-orders.ts'),
+      body: '{"batchId":"b-1","events":[]}',
+    },
+    {
+      name: 'aggregate-hours',
+      load: () => import('../../functions/aggregate-hours.ts'),
+      body: '{"hour":"2026-10-01T09:00:00Z"}',
+    },
+  ])(
+    '$name fails its invocation with a configuration error naming the missing variable',
+    async ({ name, load, body }) => {
+      vi.stubEnv('TABLE_NAME', '');
+      const fn = await load();
+      const record = toSqsRecord({ MessageId: 'm-1', Body: body }, 'arn', 'us-east-1');
+      // The invocation's own error, not a failure of each message (which Powertools would report
+      // as "all records failed", naming nothing).
+      await expect(fn.handler(toSqsEvent([record]), lambdaContext(name, 30_000))).rejects.toThrow(
+        /TABLE_NAME: is required/,
+      );
+    },
+  );
 });

@@ -499,4 +499,102 @@ export const MUTANTS: readonly Mutant[] = [
       'each processor is given one message group: without the option it fails every record after the first failure, which are all of that group, as with it',
     files: ['test/integration/parallel-hours.test.ts', 'test/unit/fifo-groups.test.ts'],
   },
+  // Beyond the core's paths: the tools the core runs on, the finalizer's marks, the entry points.
+  {
+    file: 'shared/concurrency.ts',
+    from: 'while (next < items.length && !failure)',
+    to: 'while (next < items.length)',
+    breaks: 'a batch’s order writes still started after one of them failed',
+  },
+  {
+    file: 'shared/concurrency.ts',
+    from: 'const tail = result.catch(() => undefined);',
+    to: 'const tail = result;',
+    breaks: 'an order’s failed write blocking every later write to that order in the environment',
+  },
+  {
+    file: 'shared/concurrency.ts',
+    from: 'const previous = this.#tails.get(key) ?? Promise.resolve();',
+    to: 'const previous = Promise.resolve();',
+    breaks:
+      'records of one invocation settling the same order at once, failing each other’s conditions',
+  },
+  {
+    file: 'shared/aggregate.ts',
+    from: 'revision += shard.updates;',
+    to: 'revision = shard.updates;',
+    breaks:
+      'an hour’s revision taken from its last currency’s shard: it may fall as the hour grows',
+  },
+  {
+    file: 'shared/aggregate.ts',
+    from: 'JSON.stringify([a.hour, a.events, a.byStatus, a.revision])',
+    to: 'JSON.stringify([a.hour, a.events, a.byStatus])',
+    breaks: 'a recompute with a newer revision but the same totals never published',
+  },
+  {
+    file: 'adapters/dynamo-hours.ts',
+    from: "ConditionExpression: 'attribute_not_exists(pk)',\n          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',",
+    to: "ReturnValuesOnConditionCheckFailure: 'ALL_OLD',",
+    breaks:
+      'a finalizer that read no mark closing an hour another already finalized: its closing time and final mark erased',
+  },
+  {
+    file: 'adapters/dynamo-hours.ts',
+    from: "'attribute_exists(pk) AND attribute_not_exists(finalizedAt)'",
+    to: "'attribute_exists(pk)'",
+    breaks: 'overlapping finalizers each recording their own time the hour became final',
+  },
+  {
+    file: 'adapters/dynamo-hours.ts',
+    from: "'attribute_exists(pk) AND attribute_not_exists(finalRevision)'",
+    to: "'attribute_exists(pk)'",
+    breaks: 'the revision consumers read as final rewritten by a later finalizer',
+  },
+  {
+    file: 'adapters/dynamo-hours.ts',
+    from: "'attribute_not_exists(nextHour) OR nextHour < :h'",
+    to: "'attribute_not_exists(nextHour) OR nextHour <> :h'",
+    breaks: 'the finalizer’s cursor moved back by a slower run',
+  },
+  {
+    file: 'functions/ingest-orders.ts',
+    from: '      resolve(); // a configuration error',
+    to: '      // a configuration error',
+    breaks:
+      'a configuration error reported as every record failing ("all records failed"), naming no variable',
+  },
+  {
+    file: 'functions/sqs-record.ts',
+    from: 'if (event.Records.length > 0 && batchItemFailures.length === event.Records.length)',
+    to: 'if (false)',
+    breaks: 'a FIFO batch that failed whole reported as a successful invocation',
+  },
+  {
+    file: 'shared/order-history.ts',
+    from: 'claim?.batchId === batch.batchId && claim.digest === eventDigest(event)',
+    to: 'claim?.batchId === batch.batchId',
+    breaks: 'an order’s history showing content its claim does not hold',
+  },
+  {
+    file: 'shared/order-history.ts',
+    from: 'a.instant === b.instant ? compareUtf8(a.eventId, b.eventId) :',
+    to: 'a.instant === b.instant ? 0 :',
+    breaks: 'an order’s history not ending on its state’s event when times tie',
+  },
+  {
+    file: 'local/s3-preconditions.ts',
+    from: '    await previous;\n',
+    to: '',
+    breaks:
+      'two conditional writes to one key checked at once on the local stack: both win, where S3 lets one',
+    files: ['test/emulators/s3-preconditions.test.ts'],
+  },
+  {
+    file: 'local/s3-preconditions.ts',
+    from: 'if (normaliseEtag(ifMatch) !== normaliseEtag(current)) {',
+    to: 'if (false) {',
+    breaks: 'an If-Match on a stale ETag accepted by the local stack, as S3 never does',
+    files: ['test/emulators/s3-preconditions.test.ts'],
+  },
 ];

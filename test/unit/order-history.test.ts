@@ -86,6 +86,30 @@ describe('an order’s history', () => {
     });
   });
 
+  it('names a claiming batch whose archive holds other content than it claimed, with the claims it does not back', () => {
+    const a = parse({ batchId: 'a', events: [event('e1', 1), event('e2', 2)] });
+    const { claims, newest } = settleAll([a]);
+    // The archive as found: e2 with another amount (replaced by hand, say).
+    const archived = parse({
+      batchId: 'a',
+      events: [event('e1', 1), event('e2', 2, { amount: '9.00' })],
+    });
+    expect(
+      orderHistory({
+        orderId: 'o',
+        stateEventId: newest?.eventId,
+        claims: [...claims.values()],
+        claimOf: (id) => claims.get(id),
+        batches: [{ batchId: 'a', events: archived.events }],
+      }),
+    ).toEqual({
+      events: [expect.objectContaining({ eventId: 'e1', batchId: 'a', amount: '1.00' })],
+      unread: [
+        { batchId: 'a', claims: 1, reason: 'its archive does not hold the events as claimed' },
+      ],
+    });
+  });
+
   it('lists every event counted, once, ending on the state, whatever batches carried them and in what order', () => {
     // Ten events of the order, a second content for some, tied times for others.
     const ids = Array.from({ length: 10 }, (_, i) => `e${i}`);
