@@ -44,6 +44,8 @@ export interface ScheduleResult {
   readonly staleReads: number;
   /** Hour notifications SQS failed on its side (one entry of a batch), sent again. */
   readonly entryFailures: number;
+  /** Batch reads DynamoDB answered in part (keys returned unprocessed), asked again. */
+  readonly partialReads: number;
   /** Whether the schedule sent batches at the contract's bounds. */
   readonly wide: boolean;
   /** Applied events re-sent in new batches mid-run, and the conflicting ones reported. */
@@ -72,6 +74,7 @@ export interface ChaosSummary {
   readonly transactionConflicts: number;
   readonly staleReads: number;
   readonly entryFailures: number;
+  readonly partialReads: number;
   readonly wideSchedules: number;
   readonly resentEvents: number;
   readonly eventConflicts: number;
@@ -147,6 +150,7 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     transactionConflicts: fired.filter((f) => f.startsWith('transaction-conflict')).length,
     staleReads: fired.filter((f) => f.startsWith('stale-read')).length,
     entryFailures: fired.filter((f) => f.startsWith('entry-failure')).length,
+    partialReads: fired.filter((f) => f.startsWith('unprocessed-keys')).length,
     wide: stream.wide,
     resentEvents: resent.events,
     eventConflicts: verdict.eventConflicts,
@@ -173,6 +177,7 @@ export const summaryOf = (r: ScheduleResult): ChaosSummary => ({
   transactionConflicts: r.transactionConflicts,
   staleReads: r.staleReads,
   entryFailures: r.entryFailures,
+  partialReads: r.partialReads,
   wideSchedules: r.wide ? 1 : 0,
   resentEvents: r.resentEvents,
   eventConflicts: r.eventConflicts,
@@ -212,6 +217,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     transactionConflicts: 0,
     staleReads: 0,
     entryFailures: 0,
+    partialReads: 0,
     wideSchedules: 0,
     resentEvents: 0,
     eventConflicts: 0,
@@ -260,6 +266,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     summary.transactionConflicts += result.transactionConflicts;
     summary.staleReads += result.staleReads;
     summary.entryFailures += result.entryFailures;
+    summary.partialReads += result.partialReads;
     summary.wideSchedules += result.wide ? 1 : 0;
     summary.resentEvents += result.resentEvents;
     summary.eventConflicts += result.eventConflicts;
@@ -286,7 +293,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
 export const formatSummary = (s: ChaosSummary) =>
   `${s.schedules.toLocaleString('en-US')} schedules, ${s.events.toLocaleString('en-US')} events, ${s.lost} lost, ${s.doubleCounted} double-counted, ` +
   `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}; ` +
-  `${s.s3Conflicts} S3 409s on the archive, ${s.transactionConflicts} commit attempts cancelled by transaction conflicts, ${s.staleReads} order reads answered after another write, ${s.entryFailures} hour notifications failed by SQS and sent again, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
+  `${s.s3Conflicts} S3 409s on the archive, ${s.transactionConflicts} commit attempts cancelled by transaction conflicts, ${s.staleReads} order reads answered after another write, ${s.entryFailures} hour notifications failed by SQS and sent again, ${s.partialReads} batch reads answered in part and asked again, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
   `${s.resentEvents.toLocaleString('en-US')} events re-sent in new batches (after their originals applied, or racing them), ${s.eventConflicts} event conflicts reported; ` +
   `${s.restores} table restores recovered by the runbook; ` +
   `${s.quarantineSchedules} schedules under latePolicy quarantine, ${s.lateSchedules} with events later than the lateness: ` +

@@ -39,7 +39,13 @@ export type FaultKind =
    * SQS failing one entry of a `SendMessageBatch` through no fault of the sender (`InternalError`,
    * `SenderFault: false`): the first entry is not sent and is reported in `Failed`; the others are.
    */
-  | 'entry-failure';
+  | 'entry-failure'
+  /**
+   * DynamoDB answering part of a `BatchGetItem` (a response past 16 MB, a throttled partition):
+   * the first half of each table's keys read, the rest returned in `UnprocessedKeys`, for the
+   * caller to ask again. DynamoDB Local never does it.
+   */
+  | 'unprocessed-keys';
 
 /** A call site: the command plus what it writes (`UpdateItem:order`, `PutObject:raw`, …). */
 export const callSite = (command: string, input: unknown): string => {
@@ -182,6 +188,30 @@ const withFirstEntryFailed = async (
   return answer;
 };
 
+interface BatchGetInput {
+  readonly RequestItems?: Record<string, { readonly Keys?: readonly unknown[] }>;
+}
+
+/** Reads the first half of each table's keys and returns the rest unprocessed, as DynamoDB may. */
+const withKeysUnprocessed = async (
+  args: { input: object },
+  next: (args: { input: object }) => Promise<{ output: MetadataBearer; response: unknown }>,
+) => {
+  const { RequestItems = {} } = args.input as BatchGetInput;
+  const read: Record<string, object> = {};
+  const unprocessed: Record<string, object> = {};
+  for (const [table, request] of Object.entries(RequestItems)) {
+    const keys = request.Keys ?? [];
+    const half = Math.ceil(keys.length / 2);
+    read[table] = { ...request, Keys: keys.slice(0, half) };
+    if (keys.length > half) unprocessed[table] = { ...request, Keys: keys.slice(half) };
+  }
+  const answer = await next({ ...args, input: { ...args.input, RequestItems: read } });
+  if (Object.keys(unprocessed).length > 0)
+    (answer.output as { UnprocessedKeys?: object }).UnprocessedKeys = unprocessed;
+  return answer;
+};
+
 const released = (rule: FaultRule): Promise<unknown> | undefined =>
   typeof rule.release === 'function' ? rule.release() : rule.release;
 
@@ -238,7 +268,7 @@ export class FaultInjector {
         if (rule?.kind === 'hold') {
           this.fired.push(`${rule.kind}@${site}`);
           await released(rule);
-        } else if (rule?.kind === 'entry-failure') {
+        } else if (rule?.kind === 'entry-failure' || rule?.kind === 'unprocessed-keys') {
           this.fired.push(`${rule.kind}@${site}`);
         } else if (rule && rule.kind !== 'crash-after' && rule.kind !== 'stale-read') {
           this.fired.push(`${rule.kind}@${site}`);
@@ -248,7 +278,9 @@ export class FaultInjector {
         const output =
           rule?.kind === 'entry-failure'
             ? await withFirstEntryFailed(args, next)
-            : await next(args);
+            : rule?.kind === 'unprocessed-keys'
+              ? await withKeysUnprocessed(args, next)
+              : await next(args);
         if (rule?.kind === 'crash-after') {
           this.fired.push(`${rule.kind}@${site}`);
           throw faultError(rule.kind, site);

@@ -90,4 +90,14 @@ export const drawFaults = (dice: Dice, faults: FaultInjector, o: FaultDraw): voi
       times: dice.int(1, 3),
     });
   }
+  // DynamoDB answers part of a batch read (the orders a batch settles against, the finalizer's
+  // marks): the rest comes back as unprocessed keys, to be asked for again.
+  if (dice.chance(0.4)) {
+    faults.add({
+      site: 'BatchGetItem',
+      kind: 'unprocessed-keys',
+      nth: dice.int(1, 6),
+      times: dice.int(1, 4),
+    });
+  }
 };

@@ -45,6 +45,7 @@ describe('onceflow chaos', () => {
       'lateSchedules',
       'lost',
       'mismatches',
+      'partialReads',
       'quarantineSchedules',
       'resentEvents',
       'restores',

@@ -597,4 +597,11 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'an If-Match on a stale ETag accepted by the local stack, as S3 never does',
     files: ['test/emulators/s3-preconditions.test.ts'],
   },
+  {
+    file: 'adapters/dynamo-items.ts',
+    from: 'pending = page.UnprocessedKeys?.[table]?.Keys ?? [];',
+    to: 'pending = [];',
+    breaks:
+      'the keys DynamoDB left unprocessed in a batch read never asked for again: orders, totals and claims silently missing',
+  },
 ];
