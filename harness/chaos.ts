@@ -46,6 +46,8 @@ export interface ScheduleResult {
   readonly entryFailures: number;
   /** Batch reads DynamoDB answered in part (keys returned unprocessed), asked again. */
   readonly partialReads: number;
+  /** Queries, scans and listings answered one item a page, followed to the end. */
+  readonly shortPages: number;
   /** Whether the schedule sent batches at the contract's bounds. */
   readonly wide: boolean;
   /** Applied events re-sent in new batches mid-run, and the conflicting ones reported. */
@@ -75,6 +77,7 @@ export interface ChaosSummary {
   readonly staleReads: number;
   readonly entryFailures: number;
   readonly partialReads: number;
+  readonly shortPages: number;
   readonly wideSchedules: number;
   readonly resentEvents: number;
   readonly eventConflicts: number;
@@ -151,6 +154,7 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     staleReads: fired.filter((f) => f.startsWith('stale-read')).length,
     entryFailures: fired.filter((f) => f.startsWith('entry-failure')).length,
     partialReads: fired.filter((f) => f.startsWith('unprocessed-keys')).length,
+    shortPages: fired.filter((f) => f.startsWith('short-pages')).length,
     wide: stream.wide,
     resentEvents: resent.events,
     eventConflicts: verdict.eventConflicts,
@@ -178,6 +182,7 @@ export const summaryOf = (r: ScheduleResult): ChaosSummary => ({
   staleReads: r.staleReads,
   entryFailures: r.entryFailures,
   partialReads: r.partialReads,
+  shortPages: r.shortPages,
   wideSchedules: r.wide ? 1 : 0,
   resentEvents: r.resentEvents,
   eventConflicts: r.eventConflicts,
@@ -218,6 +223,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     staleReads: 0,
     entryFailures: 0,
     partialReads: 0,
+    shortPages: 0,
     wideSchedules: 0,
     resentEvents: 0,
     eventConflicts: 0,
@@ -267,6 +273,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
     summary.staleReads += result.staleReads;
     summary.entryFailures += result.entryFailures;
     summary.partialReads += result.partialReads;
+    summary.shortPages += result.shortPages;
     summary.wideSchedules += result.wide ? 1 : 0;
     summary.resentEvents += result.resentEvents;
     summary.eventConflicts += result.eventConflicts;
@@ -293,7 +300,7 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
 export const formatSummary = (s: ChaosSummary) =>
   `${s.schedules.toLocaleString('en-US')} schedules, ${s.events.toLocaleString('en-US')} events, ${s.lost} lost, ${s.doubleCounted} double-counted, ` +
   `${s.staleOverwrites} stale overwrites, ${s.mismatches} mismatches; crash points covered ${s.crashPoints.covered}/${s.crashPoints.total}; ` +
-  `${s.s3Conflicts} S3 409s on the archive, ${s.transactionConflicts} commit attempts cancelled by transaction conflicts, ${s.staleReads} order reads answered after another write, ${s.entryFailures} hour notifications failed by SQS and sent again, ${s.partialReads} batch reads answered in part and asked again, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
+  `${s.s3Conflicts} S3 409s on the archive, ${s.transactionConflicts} commit attempts cancelled by transaction conflicts, ${s.staleReads} order reads answered after another write, ${s.entryFailures} hour notifications failed by SQS and sent again, ${s.partialReads} batch reads answered in part and asked again, ${s.shortPages} listings answered one item a page, ${s.wideSchedules} schedules with batches at the contract's bounds; ` +
   `${s.resentEvents.toLocaleString('en-US')} events re-sent in new batches (after their originals applied, or racing them), ${s.eventConflicts} event conflicts reported; ` +
   `${s.restores} table restores recovered by the runbook; ` +
   `${s.quarantineSchedules} schedules under latePolicy quarantine, ${s.lateSchedules} with events later than the lateness: ` +

@@ -45,7 +45,13 @@ export type FaultKind =
    * the first half of each table's keys read, the rest returned in `UnprocessedKeys`, for the
    * caller to ask again. DynamoDB Local never does it.
    */
-  | 'unprocessed-keys';
+  | 'unprocessed-keys'
+  /**
+   * DynamoDB's `Query` and `Scan` and S3's `ListObjectsV2` answering one item a page (as they do
+   * at 1 MB or 1,000 keys, which a test's data never reaches), for the caller to follow the
+   * page's continuation. Only calls that set no page size of their own.
+   */
+  | 'short-pages';
 
 /** A call site: the command plus what it writes (`UpdateItem:order`, `PutObject:raw`, …). */
 export const callSite = (command: string, input: unknown): string => {
@@ -192,6 +198,12 @@ interface BatchGetInput {
   readonly RequestItems?: Record<string, { readonly Keys?: readonly unknown[] }>;
 }
 
+/** The input of a paged call asking one item a page, unless it sets its own page size. */
+const withShortPages = (input: object): object => {
+  if ('Limit' in input || 'MaxKeys' in input) return input;
+  return 'Bucket' in input ? { ...input, MaxKeys: 1 } : { ...input, Limit: 1 };
+};
+
 /** Reads the first half of each table's keys and returns the rest unprocessed, as DynamoDB may. */
 const withKeysUnprocessed = async (
   args: { input: object },
@@ -270,6 +282,9 @@ export class FaultInjector {
           await released(rule);
         } else if (rule?.kind === 'entry-failure' || rule?.kind === 'unprocessed-keys') {
           this.fired.push(`${rule.kind}@${site}`);
+        } else if (rule?.kind === 'short-pages') {
+          this.fired.push(`${rule.kind}@${site}`);
+          args.input = withShortPages(args.input);
         } else if (rule && rule.kind !== 'crash-after' && rule.kind !== 'stale-read') {
           this.fired.push(`${rule.kind}@${site}`);
           throw faultError(rule.kind, site);

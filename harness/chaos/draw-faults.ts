@@ -100,4 +100,11 @@ export const drawFaults = (dice: Dice, faults: FaultInjector, o: FaultDraw): voi
       times: dice.int(1, 4),
     });
   }
+  // Listings answered one item a page (DynamoDB's queries and scans, S3's listings), as past
+  // 1 MB or 1,000 keys: the counters an hour is recomputed from, the pending index, the archive.
+  if (dice.chance(0.3)) {
+    const times = dice.int(5, 40);
+    for (const site of ['Query', 'Scan', 'ListObjectsV2'])
+      faults.add({ site, kind: 'short-pages', nth: dice.int(1, 4), times });
+  }
 };

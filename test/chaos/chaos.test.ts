@@ -60,6 +60,8 @@ describe('chaos schedules', () => {
     expect(summary.entryFailures).toBeGreaterThan(0);
     // Batch reads DynamoDB answered in part, the rest asked for again.
     expect(summary.partialReads).toBeGreaterThan(0);
+    // Queries, scans and listings answered one item a page, followed to the end.
+    expect(summary.shortPages).toBeGreaterThan(0);
     // Applied events re-sent in new batches, some with other content, reported each once.
     expect(summary.resentEvents).toBeGreaterThan(0);
     expect(summary.eventConflicts).toBeGreaterThan(0);

@@ -51,6 +51,7 @@ describe('onceflow chaos', () => {
       'restores',
       's3Conflicts',
       'schedules',
+      'shortPages',
       'staleOverwrites',
       'staleReads',
       'tooLate',

@@ -604,4 +604,30 @@ export const MUTANTS: readonly Mutant[] = [
     breaks:
       'the keys DynamoDB left unprocessed in a batch read never asked for again: orders, totals and claims silently missing',
   },
+  // Pages: every answer that may end a page short of the data is followed to the end.
+  {
+    file: 'adapters/dynamo-counters.ts',
+    from: '} while (startKey);',
+    to: '} while (false);',
+    breaks: 'an hour recomputed from its first page of counters: currencies past it left out',
+  },
+  {
+    file: 'adapters/dynamo-items.ts',
+    from: '} while (startKey);',
+    to: '} while (false);',
+    breaks: 'a scan of the ledger or the hours stopping at its first page',
+  },
+  {
+    file: 'adapters/dynamo-order-reader.ts',
+    from: '} while (startKey);',
+    to: '} while (false);',
+    breaks: 'every order listed, but only the first page of them',
+  },
+  {
+    file: 'adapters/s3.ts',
+    from: '} while (token);',
+    to: '} while (false);',
+    breaks:
+      'a listing of hour objects, rejects or archived batches stopping at its first 1,000 keys: verify, reconcile and replays miss the rest',
+  },
 ];
