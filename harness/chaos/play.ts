@@ -35,7 +35,7 @@ const reconcileSomeHours = async (world: World, dice: Dice) => {
 };
 
 /** The hours (with counters or an object) whose object is not what their counters say. */
-const hoursBehindCounters = async (world: World): Promise<string[]> => {
+export const hoursBehindCounters = async (world: World): Promise<string[]> => {
   const hours = new Set([
     ...(await new DynamoCounterReader(world.admin.dynamo, world.table).hours()),
     ...(await world.store.listAggregates()).map((a) => a.hour),

@@ -1,6 +1,7 @@
 import {
   CancelMessageMoveTaskCommand,
   CreateQueueCommand,
+  DeleteMessageCommand,
   GetQueueAttributesCommand,
   ListMessageMoveTasksCommand,
   ReceiveMessageCommand,
@@ -137,5 +138,143 @@ describe('SQS message move tasks on the local edge', () => {
       { timeoutMs: DEADLINE_MS, what: 'the task to be cancelled' },
     );
     expect(await count(dlqUrl)).toBeGreaterThan(10);
+  });
+
+  it('keeps what the destination refuses in the dead-letter queue and fails the task naming it, after moving the rest', async () => {
+    const { sqs, dlqUrl, dlqArn, count } = await setup();
+    // A destination that takes at most 1 KiB a message: one of the six is larger.
+    const smallUrl =
+      (
+        await sqs.send(
+          new CreateQueueCommand({
+            QueueName: uniqueName('small'),
+            Attributes: { MaximumMessageSize: '1024' },
+          }),
+        )
+      ).QueueUrl ?? '';
+    const smallArn = (
+      await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: smallUrl, AttributeNames: ['QueueArn'] }),
+      )
+    ).Attributes?.QueueArn;
+    await fill(sqs, dlqUrl, 5);
+    await sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: 'x'.repeat(2048) }));
+    await sqs.send(
+      new StartMessageMoveTaskCommand({ SourceArn: dlqArn, DestinationArn: smallArn }),
+    );
+    await waitFor(
+      async () =>
+        (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results?.[0]
+          ?.Status === 'FAILED',
+      { timeoutMs: DEADLINE_MS, what: 'the move task to fail' },
+    );
+    const [task] =
+      (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results ?? [];
+    expect(task).toMatchObject({
+      ApproximateNumberOfMessagesMoved: 5,
+      FailureReason: 'could not send 1 messages to the destination',
+    });
+    expect(await count(smallUrl)).toBe(5);
+    expect(await count(dlqUrl)).toBe(1);
+  });
+
+  it('moves a FIFO dead-letter queue back into each message’s group, identical bodies included', async () => {
+    const { sqs } = createAdminClients();
+    const fifo = async (name: string, attributes: Record<string, string> = {}) => {
+      const url =
+        (
+          await sqs.send(
+            new CreateQueueCommand({
+              QueueName: `${uniqueName(name)}.fifo`,
+              Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true', ...attributes },
+            }),
+          )
+        ).QueueUrl ?? '';
+      const arn =
+        (
+          await sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+          )
+        ).Attributes?.QueueArn ?? '';
+      return { url, arn };
+    };
+    const dlq = await fifo('dlq');
+    const source = await fifo('source', {
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: 1 }),
+    });
+    // Three notifications of one hour, as the aggregate queue's DLQ may hold them: two in one
+    // group, one in another.
+    const sent = [
+      { group: 'g1', dedup: 'a' },
+      { group: 'g1', dedup: 'b' },
+      { group: 'g2', dedup: 'c' },
+    ];
+    for (const s of sent)
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: dlq.url,
+          MessageBody: 'hour=2026-10-01T09',
+          MessageGroupId: s.group,
+          MessageDeduplicationId: s.dedup,
+        }),
+      );
+    await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlq.arn }));
+    await waitFor(
+      async () =>
+        (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlq.arn }))).Results?.[0]
+          ?.Status === 'COMPLETED',
+      { timeoutMs: DEADLINE_MS, what: 'the move task to complete' },
+    );
+    // Every one arrived: none taken for a duplicate of another.
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: source.url,
+        AttributeNames: ['ApproximateNumberOfMessages'],
+      }),
+    );
+    expect(Attributes?.ApproximateNumberOfMessages).toBe('3');
+    const groups: string[] = [];
+    await waitFor(
+      async () => {
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: source.url,
+            MaxNumberOfMessages: 10,
+            MessageSystemAttributeNames: ['MessageGroupId'],
+          }),
+        );
+        for (const m of Messages) {
+          groups.push(m.Attributes?.MessageGroupId ?? 'none');
+          await sqs.send(
+            new DeleteMessageCommand({ QueueUrl: source.url, ReceiptHandle: m.ReceiptHandle }),
+          );
+        }
+        return groups.length >= sent.length;
+      },
+      { timeoutMs: DEADLINE_MS, what: 'three messages in the source queue' },
+    );
+    expect(groups.sort()).toEqual(['g1', 'g1', 'g2']);
+  });
+
+  it('keeps each message’s attributes', async () => {
+    const { sqs, dlqUrl, dlqArn, sourceUrl, count } = await setup();
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: dlqUrl,
+        MessageBody: 'with attributes',
+        MessageAttributes: { producer: { DataType: 'String', StringValue: 'billing' } },
+      }),
+    );
+    await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlqArn }));
+    await waitFor(async () => (await count(sourceUrl)) === 1, {
+      timeoutMs: DEADLINE_MS,
+      what: 'the message in the source queue',
+    });
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: sourceUrl, MessageAttributeNames: ['All'] }),
+    );
+    expect(Messages[0]?.MessageAttributes).toEqual({
+      producer: { DataType: 'String', StringValue: 'billing' },
+    });
   });
 });

@@ -20,6 +20,10 @@ export interface Mutant {
 
 /** The local poller's tests: partial batch responses, filters, FIFO groups, the DLQ. */
 const POLLER_TESTS = ['test/local/poller.test.ts', 'test/unit/fifo-groups.test.ts'];
+/** The chaos judge's own test: each way of breaking the end state, reported. */
+const JUDGE_TESTS = ['test/chaos/judge.test.ts'];
+const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
+const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
 export const MUTANTS: readonly Mutant[] = [
   {
@@ -629,5 +633,183 @@ export const MUTANTS: readonly Mutant[] = [
     to: '} while (false);',
     breaks:
       'a listing of hour objects, rejects or archived batches stopping at its first 1,000 keys: verify, reconcile and replays miss the rest',
+  },
+  // The chaos judge: a judge that finds nothing makes every schedule's zeros meaningless.
+  {
+    file: 'harness/chaos/judge.ts',
+    from: 'if (gap < 0) lost -= gap;',
+    to: 'if (gap < 0) lost += 0;',
+    breaks: 'chaos blind to events lost: the model’s events missing from the hour objects',
+    files: JUDGE_TESTS,
+  },
+  {
+    file: 'harness/chaos/judge.ts',
+    from: 'else doubleCounted += gap;',
+    to: 'else doubleCounted += 0;',
+    breaks: 'chaos blind to events counted twice',
+    files: JUDGE_TESTS,
+  },
+  {
+    file: 'harness/chaos/judge.ts',
+    from: 'orders.filter((x) => want.get(x.orderId) !== JSON.stringify(x)).length +',
+    to: '0 +',
+    breaks: 'chaos blind to an order overwritten by an older event',
+    files: JUDGE_TESTS,
+  },
+  {
+    file: 'harness/chaos/judge.ts',
+    from: "action !== 'unchanged') staleOverwrites++;",
+    to: "action !== 'unchanged') staleOverwrites += 0;",
+    breaks: 'chaos blind to an hour object left behind its counters at the end',
+    files: JUDGE_TESTS,
+  },
+  {
+    file: 'harness/chaos/judge.ts',
+    from: 'if (rejects.bodies !== expectedRejects)',
+    to: 'if (rejects.bodies > expectedRejects)',
+    breaks: 'chaos blind to an invalid body lost instead of quarantined',
+    files: JUDGE_TESTS,
+  },
+  {
+    file: 'harness/chaos/judge.ts',
+    from: 'if (rejects.conflicts !== model.conflicts)',
+    to: 'if (rejects.conflicts > model.conflicts)',
+    breaks: 'chaos blind to an event conflict never reported',
+    files: JUDGE_TESTS,
+  },
+  {
+    file: 'harness/chaos/judge.ts',
+    from: 'refused.filter((part) => !rejects.tooLate.has(part))',
+    to: 'refused.filter(() => false)',
+    breaks: 'chaos blind to a refused too-late part missing from rejects/',
+    files: JUDGE_TESTS,
+  },
+  {
+    file: 'harness/chaos/judge.ts',
+    from: 'finalHours.filter((h) => !decisions.get(batch.batchId)?.has(h))',
+    to: 'finalHours.filter((h) => decisions.get(batch.batchId)?.has(h) === false)',
+    breaks: 'chaos blind to a late batch applied whole to final hours under quarantine',
+    files: JUDGE_TESTS,
+  },
+  {
+    file: 'harness/chaos/judge.ts',
+    from: 'if (amended.length > 0) diffs.push',
+    to: 'if (amended.length > 1) diffs.push',
+    breaks: 'chaos blind to a final hour amended under the quarantine policy',
+    files: JUDGE_TESTS,
+  },
+  {
+    file: 'harness/chaos/judge.ts',
+    from: 'if (revision !== entry.revision)',
+    to: 'if (object === undefined)',
+    breaks: 'chaos blind to a day index listing an hour at another revision than its object',
+    files: JUDGE_TESTS,
+  },
+  {
+    file: 'harness/chaos/judge.ts',
+    from: '!listed.some((e) => e.hour === o.aggregate.hour)',
+    to: 'listed.length === 0',
+    breaks: 'chaos blind to a final hour missing from its day index',
+    files: JUDGE_TESTS,
+  },
+  {
+    file: 'harness/chaos/play.ts',
+    from: "action !== 'unchanged') behind.push(hour);",
+    to: "action !== 'unchanged') void hour;",
+    breaks: 'chaos blind to hour notifications lost: objects behind their counters once drained',
+    files: JUDGE_TESTS,
+  },
+  // The local edge's message move tasks: what `onceflow replay dlq` redrives with.
+  {
+    file: 'local/sqs-move-tasks.ts',
+    from: "done.map((m) => m.ReceiptHandle ?? ''),",
+    to: "messages.map((m) => m.ReceiptHandle ?? ''),",
+    breaks: 'a message the destination refused deleted from the DLQ anyway: lost by a redrive',
+    files: MOVE_TASK_TESTS,
+  },
+  {
+    file: 'local/sqs-move-tasks.ts',
+    from: 'MessageDeduplicationId: m?.MessageId ?? String(i),',
+    to: '',
+    breaks:
+      'a FIFO DLQ redriven with content-based deduplication: notifications of one hour dropped as duplicates of each other',
+    files: MOVE_TASK_TESTS,
+  },
+  {
+    file: 'local/sqs-move-tasks.ts',
+    from: "MessageGroupId: groupId ?? 'redrive',",
+    to: "MessageGroupId: 'redrive',",
+    breaks: 'a FIFO DLQ redriven into one group: the order within each group lost',
+    files: MOVE_TASK_TESTS,
+  },
+  {
+    file: 'local/sqs-move-tasks.ts',
+    from: '? { MessageAttributes: m.MessageAttributes }',
+    to: '? {}',
+    breaks: 'a redriven message without the attributes its producer gave it',
+    files: MOVE_TASK_TESTS,
+  },
+  // FIFO receives on the local edge: whole runs of a group, never a group with one in flight.
+  {
+    file: 'local/sqs-fifo-receive.ts',
+    from: 'if (lockedBefore.has(group)) continue;',
+    to: '',
+    breaks: 'a receive giving the next message of a group whose earlier one is still in flight',
+    files: FIFO_RECEIVE_TESTS,
+  },
+  {
+    file: 'local/sqs-fifo-receive.ts',
+    from: 'this.fifoLockedGroups.set(group, (this.fifoLockedGroups.get(group) ?? 0) + count);',
+    to: '',
+    breaks:
+      'a group left open after a receive took its messages: the next receive gives the rest out of order',
+    files: FIFO_RECEIVE_TESTS,
+  },
+  {
+    file: 'local/sqs-fifo-receive.ts',
+    from: 'if (!ordered)',
+    to: 'if (false)',
+    breaks: 'messages of a group whose visibility ended coming back last first',
+    files: FIFO_RECEIVE_TESTS,
+  },
+  {
+    file: 'local/sqs-fifo-receive.ts',
+    from: 'if (!(Number(visibility) > 0)) return',
+    to: 'if (Number(visibility) < 0) return',
+    breaks: 'a receive with no visibility timeout giving one message several times',
+    files: FIFO_RECEIVE_TESTS,
+  },
+  // Keys the operator's replays read back.
+  {
+    file: 'shared/keys.ts',
+    from: 'archiveKey.slice(RAW_PREFIX.length)',
+    to: 'archiveKey',
+    breaks:
+      'arrival markers naming an archive key that does not exist: the restore runbook re-sends nothing received since the copy',
+    files: ['test/integration/restore.test.ts', 'test/integration/replay-archive.test.ts'],
+  },
+  {
+    file: 'shared/keys.ts',
+    from: 'const BATCH_PART_ID = /^(.+)\\/',
+    to: 'const BATCH_PART_ID = /^([^/]+)\\/',
+    breaks: 'a reject of a batch whose id holds a slash listed under another batch id',
+    files: ['test/unit/reject-objects.test.ts', 'test/integration/reject-listing.test.ts'],
+  },
+  // Draining and abandoned receives on the local edge.
+  {
+    file: 'local/drain.ts',
+    from: 'streak = pending === 0 ? streak + 1 : 0;',
+    to: 'streak = pending === 0 ? streak + 1 : streak;',
+    breaks:
+      '`onceflow drain` returning on an approximate depth that read empty once, while messages are still queued',
+    files: ['test/local/drain.test.ts'],
+  },
+  {
+    file: 'local/orphaned-receives.ts',
+    from: 'VisibilityTimeout: 0,',
+    to: 'VisibilityTimeout: 300,',
+    breaks:
+      'messages taken by a long poll whose caller left hidden for the whole visibility timeout',
+    files: ['test/emulators/abandoned-receives.test.ts'],
   },
 ];
