@@ -13,6 +13,21 @@ import { waitFor } from '../../local/net.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { createAdminClients, uniqueName } from '../support/pipeline.ts';
 
+/** Waits for the source's latest move task to reach `status`; returns that task. */
+const taskEnded = async (
+  sqs: ReturnType<typeof createAdminClients>['sqs'],
+  SourceArn: string,
+  status: 'COMPLETED' | 'CANCELLED' | 'FAILED',
+) => {
+  const latest = async () =>
+    (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn }))).Results?.[0];
+  await waitFor(async () => (await latest())?.Status === status, {
+    timeoutMs: DEADLINE_MS,
+    what: `the move task to end ${status}`,
+  });
+  return latest();
+};
+
 /** SQS message move tasks (DLQ redrive) as AWS documents them, through the local edge. */
 describe('SQS message move tasks on the local edge', () => {
   const setup = async () => {
@@ -68,14 +83,7 @@ describe('SQS message move tasks on the local edge', () => {
     const oldIds = await fill(sqs, dlqUrl, 25);
     const { TaskHandle } = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlqArn }));
     expect(TaskHandle).toBeTruthy();
-    await waitFor(
-      async () =>
-        (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results?.[0]
-          ?.Status === 'COMPLETED',
-      { timeoutMs: DEADLINE_MS, what: 'the move task to complete' },
-    );
-    const [task] =
-      (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results ?? [];
+    const task = await taskEnded(sqs, dlqArn, 'COMPLETED');
     expect(task).toMatchObject({
       ApproximateNumberOfMessagesMoved: 25,
       ApproximateNumberOfMessagesToMove: 25,
@@ -131,12 +139,7 @@ describe('SQS message move tasks on the local edge', () => {
       new StartMessageMoveTaskCommand({ SourceArn: dlqArn, MaxNumberOfMessagesPerSecond: 2 }),
     );
     await sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle }));
-    await waitFor(
-      async () =>
-        (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results?.[0]
-          ?.Status === 'CANCELLED',
-      { timeoutMs: DEADLINE_MS, what: 'the task to be cancelled' },
-    );
+    await taskEnded(sqs, dlqArn, 'CANCELLED');
     expect(await count(dlqUrl)).toBeGreaterThan(10);
   });
 
@@ -162,14 +165,7 @@ describe('SQS message move tasks on the local edge', () => {
     await sqs.send(
       new StartMessageMoveTaskCommand({ SourceArn: dlqArn, DestinationArn: smallArn }),
     );
-    await waitFor(
-      async () =>
-        (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results?.[0]
-          ?.Status === 'FAILED',
-      { timeoutMs: DEADLINE_MS, what: 'the move task to fail' },
-    );
-    const [task] =
-      (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn }))).Results ?? [];
+    const task = await taskEnded(sqs, dlqArn, 'FAILED');
     expect(task).toMatchObject({
       ApproximateNumberOfMessagesMoved: 5,
       FailureReason: 'could not send 1 messages to the destination',
@@ -219,12 +215,7 @@ describe('SQS message move tasks on the local edge', () => {
         }),
       );
     await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlq.arn }));
-    await waitFor(
-      async () =>
-        (await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlq.arn }))).Results?.[0]
-          ?.Status === 'COMPLETED',
-      { timeoutMs: DEADLINE_MS, what: 'the move task to complete' },
-    );
+    await taskEnded(sqs, dlq.arn, 'COMPLETED');
     // Every one arrived: none taken for a duplicate of another.
     const { Attributes } = await sqs.send(
       new GetQueueAttributesCommand({
