@@ -812,4 +812,42 @@ export const MUTANTS: readonly Mutant[] = [
       'messages taken by a long poll whose caller left hidden for the whole visibility timeout',
     files: ['test/emulators/abandoned-receives.test.ts'],
   },
+  // The local event source mapping: its batching window and pause.
+  {
+    file: 'local/sqs-poller.ts',
+    from: 'batch.push(...(await this.#receive(batchSize - batch.length, wait)));',
+    to: 'batch.push(...(await this.#receive(batchSize, wait)));',
+    breaks: 'a batching window filling a batch past the trigger’s batch size',
+    files: POLLER_TESTS,
+  },
+  {
+    file: 'local/sqs-poller.ts',
+    from: 'if (this.#resumed) {\n        await this.#release(messages);',
+    to: 'if (false) {\n        await this.#release(messages);',
+    breaks: 'a paused trigger invoking the function with what a receive brought back as it paused',
+    files: ['test/local/lambda-api.test.ts', 'test/cli/trigger.test.ts'],
+  },
+  {
+    file: 'local/sqs-poller.ts',
+    from: "return this.#processing > 0 ? 'Disabling' : 'Disabled';",
+    to: "return 'Disabled';",
+    breaks: 'a trigger read Disabled while a batch received before the pause still runs',
+    files: ['test/local/lambda-api.test.ts', 'test/cli/trigger.test.ts'],
+  },
+  // Throttled invocations (reserved concurrency) on the local runtime.
+  {
+    file: 'local/throttling.ts',
+    from: 'if (Date.now() >= untilMs || abandoned()) throw error;',
+    to: 'if (abandoned()) throw error;',
+    breaks:
+      'a throttled batch tried again after its messages’ visibility ended, when a timer fired late: run while another receive may hold them',
+    files: ['test/unit/throttling.test.ts'],
+  },
+  {
+    file: 'local/throttling.ts',
+    from: 'if (!(error instanceof ThrottledError) || Date.now() + pause >= untilMs',
+    to: 'if (Date.now() + pause >= untilMs',
+    breaks: 'a function’s own failure retried as if throttled: run again inside one delivery',
+    files: ['test/unit/throttling.test.ts'],
+  },
 ];

@@ -58,6 +58,9 @@ describe('a mapping’s throttled invocation', () => {
     const { at, invoke } = invocation(Number.POSITIVE_INFINITY);
     const result = retryWhileThrottled(invoke, { untilMs: START + 250 });
     const settled = expect(result).rejects.toBeInstanceOf(ThrottledError);
+    // The first throttle is taken at 0 ms: the pause of 100 ms would end before the deadline.
+    await vi.advanceTimersByTimeAsync(0);
+    expect(at).toEqual([0]);
     // The machine stalls: the clock reaches 400 ms before the 100-ms pause's timer fires.
     vi.setSystemTime(START + 400);
     await vi.advanceTimersByTimeAsync(1000);
@@ -88,9 +91,12 @@ describe('a mapping’s throttled invocation', () => {
 
   it('throws any other failure at once, without retrying it', async () => {
     const { at, invoke } = invocation(0, 1);
-    await expect(retryWhileThrottled(invoke, { untilMs: START + 30_000 })).rejects.toThrow(
-      'failure 1',
-    );
+    const settled = expect(
+      retryWhileThrottled(invoke, { untilMs: START + 30_000 }),
+    ).rejects.toThrow('failure 1');
+    // Time a retry would take (the invocation's second try would answer).
+    await vi.advanceTimersByTimeAsync(10_000);
+    await settled;
     expect(at).toEqual([0]);
   });
 });
