@@ -7,7 +7,11 @@ import { createPipeline } from '../support/pipeline.ts';
 const A = '2026-10-01T10:00:00Z';
 const B = '2026-10-01T11:00:00Z';
 
-const body = (hour: string, events: number, lifecycle: { final?: true } = {}): HourObjectBody => ({
+const body = (
+  hour: string,
+  events: number,
+  lifecycle: { final?: true; amendments?: number } = {},
+): HourObjectBody => ({
   hour,
   events,
   byStatus: { placed: { events, amounts: { USD: `${events}.00` } } },
@@ -62,5 +66,18 @@ describe('the version log the chaos judge reads hour objects through', () => {
     await put(body(A, 1));
     await log.observe();
     expect(log.violations()).toEqual([`${A} was read final, then open`]);
+  });
+
+  it('reports a final hour whose content changed without its amendments count raised, and not one that raised it', async () => {
+    const { log, put } = await logOverBucket();
+    await put(body(A, 1, { final: true }));
+    await log.observe();
+    await put(body(A, 2, { final: true, amendments: 1 }));
+    await log.observe();
+    expect(log.violations()).toEqual([]);
+    // Changed again, still saying one amendment: a consumer cannot tell it from the last.
+    await put(body(A, 3, { final: true, amendments: 1 }));
+    await log.observe();
+    expect(log.violations()).toEqual([`${A} changed after it was read final, amendments still 1`]);
   });
 });

@@ -850,4 +850,26 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'a function’s own failure retried as if throttled: run again inside one delivery',
     files: ['test/unit/throttling.test.ts'],
   },
+  // The versions of hour objects the chaos judge reads: the lifecycle's promise to consumers.
+  {
+    file: 'harness/chaos/versions.ts',
+    from: 'v.content !== final.content && v.amendments <= final.amendments',
+    to: 'v.content !== final.content && v.amendments < final.amendments',
+    breaks: 'chaos blind to a final hour whose content changed with its amendments count unchanged',
+    files: ['test/integration/version-log.test.ts'],
+  },
+  {
+    file: 'harness/chaos/versions.ts',
+    from: 'if (v.final) final = v;',
+    to: 'if (v.final && !final) final = v;',
+    breaks: 'chaos blind to an amended hour changing again without another amendment',
+    files: ['test/integration/version-log.test.ts'],
+  },
+  {
+    file: 'harness/chaos/versions.ts',
+    from: 'if (final && !v.final) found.push',
+    to: 'if (false) found.push',
+    breaks: 'chaos blind to an hour read final, then open',
+    files: ['test/integration/version-log.test.ts'],
+  },
 ];
