@@ -27,10 +27,15 @@ import { HttpRequest } from '@smithy/core/protocols';
 import AWS from 'aws-sdk';
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DynamoLedger } from '../../adapters/dynamo.ts';
+import { ingestSettings } from '../../adapters/wiring.ts';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { loadStack } from '../../local/template.ts';
+import { loadIngestConfig } from '../../shared/config.ts';
+import { planBatch } from '../../shared/ingest.ts';
+import { validateBatch } from '../../shared/schema.ts';
 import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { sharedDynamoLocal } from '../support/emulators.ts';
@@ -248,6 +253,69 @@ describe('CloudWatch alarms on the local edge', () => {
       }),
     );
     expect(errors.Datapoints?.[0]?.Sum).toBe(1);
+  });
+
+  it('fires the stuck-batch alarm from the pending watcher’s metric while a batch stays claimed', async () => {
+    const ingest = runtime.stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'));
+    const watch = runtime.stack.functions.find((f) => f.logicalId.startsWith('WatchPending'));
+    if (!ingest || !watch) throw new Error('the stack has no ingest or pending watcher');
+    expect(await stateOf('AlarmsOldestPendingBatchAge')).toBe('OK');
+    // A batch claimed 20 minutes ago and never committed: its message retrying, or in a DLQ.
+    const parsed = validateBatch({
+      batchId: uniqueName('stuck'),
+      events: [
+        {
+          eventId: 'e1',
+          orderId: uniqueName('o-stuck'),
+          customerId: 'c1',
+          status: 'placed',
+          amount: '1.00',
+          currency: 'USD',
+          eventTime: '2026-10-01T10:00:00Z',
+        },
+      ],
+    });
+    if (!parsed.ok) throw new Error(parsed.detail);
+    const settings = ingestSettings(loadIngestConfig(ingest.environment));
+    await new DynamoLedger(runtime.clients.dynamo, runtime.stack.outputs.TableName ?? '').claim(
+      planBatch(parsed.batch, settings),
+      undefined,
+      Date.now() - 1_200_000,
+    );
+    // The watcher's schedule runs every five minutes: run it now, as the schedule would, until
+    // the pending index (eventually consistent) shows the claim.
+    let runs = 0;
+    await waitFor(
+      async () => {
+        runs++;
+        const report = await runtime.invoke(watch.name, {});
+        return v.parse(v.object({ pending: v.number() }), report).pending > 0;
+      },
+      { timeoutMs: DEADLINE_MS, what: 'the pending watcher to see the claim' },
+    );
+    // Its metric, from the line each run logs: once every run's is in, the last is the claim's age.
+    const ages = {
+      Namespace: 'onceflow',
+      MetricName: 'OldestPendingBatchAge',
+      Dimensions: [{ Name: 'service', Value: inject('assembly').stackName }],
+      StartTime: new Date(Date.now() - 3_600_000),
+      EndTime: new Date(Date.now() + 60_000),
+      Period: 7200,
+      Statistics: ['Maximum', 'SampleCount'] as ('Maximum' | 'SampleCount')[],
+    };
+    await waitFor(
+      async () =>
+        ((await cw.send(new GetMetricStatisticsCommand(ages))).Datapoints?.[0]?.SampleCount ?? 0) >=
+        runs,
+      { timeoutMs: DEADLINE_MS, what: 'every run’s OldestPendingBatchAge to be published' },
+    );
+    const [age] = (await cw.send(new GetMetricStatisticsCommand(ages))).Datapoints ?? [];
+    expect(age?.Maximum).toBeGreaterThanOrEqual(1200);
+    expect(age?.Unit).toBe('Seconds');
+    // Fifteen minutes by default; the batch is 20 minutes old.
+    const fired = await alarm('AlarmsOldestPendingBatchAge');
+    expect(fired.Threshold).toBe(900);
+    expect(fired.StateValue).toBe('ALARM');
   });
 
   it('turns an alarm’s actions off and on, holds a state set by hand, and names a missing alarm', async () => {

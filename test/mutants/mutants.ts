@@ -872,4 +872,13 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'chaos blind to an hour read final, then open',
     files: ['test/integration/version-log.test.ts'],
   },
+  // The pending watcher: what the stuck-batch alarm reads.
+  {
+    file: 'functions/watch-pending.ts',
+    from: "metrics.addMetric('OldestPendingBatchAge', MetricUnit.Seconds, report.oldestAgeSeconds);",
+    to: "metrics.addMetric('OldestPendingBatchAge', MetricUnit.Seconds, 0);",
+    breaks:
+      'the stuck-batch alarm never firing: a batch retrying or in a DLQ, its hours wrong, nobody told',
+    files: ['test/local/cloudwatch-api.test.ts'],
+  },
 ];
