@@ -28,6 +28,7 @@ import AWS from 'aws-sdk';
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
+import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { ingestSettings } from '../../adapters/wiring.ts';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
@@ -61,16 +62,29 @@ const alarm = async (prefix: string): Promise<MetricAlarm> => {
 
 const stateOf = async (prefix: string) => (await alarm(prefix)).StateValue;
 
-/** `GetMetricStatistics`' input for the quarantined bodies of the last hour, in one period. */
-const rejectedOverAnHour = (statistics: ('Sum' | 'SampleCount')[]) => ({
+type Statistic = 'Sum' | 'SampleCount' | 'Maximum';
+
+/** `GetMetricStatistics`' input for one of onceflow's metrics over the last hour, in one period. */
+const overAnHour = (metricName: string, statistics: Statistic[]) => ({
   Namespace: 'onceflow',
-  MetricName: 'RejectedMessages',
+  MetricName: metricName,
   Dimensions: [{ Name: 'service', Value: inject('assembly').stackName }],
   StartTime: new Date(Date.now() - 3_600_000),
   EndTime: new Date(Date.now() + 60_000),
   Period: 7200,
   Statistics: statistics,
 });
+
+/** The quarantined bodies of the last hour. */
+const rejectedOverAnHour = (statistics: Statistic[]) => overAnHour('RejectedMessages', statistics);
+
+/** One statistic of one of onceflow's metrics over the last hour; 0 without data. */
+const statisticOf = async (metricName: string, statistic: Statistic): Promise<number> => {
+  const [point] =
+    (await cw.send(new GetMetricStatisticsCommand(overAnHour(metricName, [statistic]))))
+      .Datapoints ?? [];
+  return point?.[statistic] ?? 0;
+};
 
 /** `GetMetricData`'s input for the quarantined bodies per minute over the last hour. */
 const rejectedPerMinute = () => ({
@@ -188,6 +202,54 @@ describe('CloudWatch alarms on the local edge', () => {
     expect(history.AlarmHistoryItems?.[0]?.HistorySummary).toBe('Alarm updated from OK to ALARM');
   });
 
+  it('fires the batch-conflict and event-conflict alarms from the metrics ingest logs', async () => {
+    const orderId = uniqueName('o-conflicts');
+    const event = {
+      eventId: 'e1',
+      orderId,
+      customerId: 'c1',
+      status: 'placed',
+      amount: '1.00',
+      currency: 'USD',
+      eventTime: '2026-10-01T10:00:00Z',
+    };
+    const batchId = uniqueName('reused');
+    const queue = runtime.stack.outputs.OrdersQueueUrl ?? '';
+    expect(await stateOf('AlarmsBatchConflicts')).toBe('OK');
+    expect(await stateOf('AlarmsEventConflicts')).toBe('OK');
+    await send(queue, JSON.stringify({ batchId, events: [event] }));
+    const orders = new DynamoOrderReader(
+      runtime.clients.dynamo,
+      runtime.stack.outputs.TableName ?? '',
+    );
+    await waitFor(async () => (await orders.getOrder(orderId)) !== undefined, {
+      timeoutMs: DEADLINE_MS,
+      what: 'the first batch to be applied',
+    });
+    // Its id again with other content; its event again, in a batch of its own, with another.
+    await send(queue, JSON.stringify({ batchId, events: [{ ...event, amount: '2.00' }] }));
+    await send(
+      queue,
+      JSON.stringify({ batchId: uniqueName('other'), events: [{ ...event, status: 'paid' }] }),
+    );
+    // Both invocations' metric lines in: the reused id's under whichever name it was counted, and
+    // a second EventConflicts sample (every applied batch logs one; the first batch's was 0).
+    await waitFor(
+      async () =>
+        (await statisticOf('BatchConflicts', 'Sum')) +
+          (await statisticOf('RejectedMessages', 'Sum')) >=
+          2 && (await statisticOf('EventConflicts', 'SampleCount')) >= 2,
+      { timeoutMs: DEADLINE_MS, what: 'the conflicting batches’ metrics to be published' },
+    );
+    // The reused id is a batch conflict, not a body the contract refuses (the test before sent
+    // the one of those).
+    expect(await statisticOf('BatchConflicts', 'Sum')).toBe(1);
+    expect(await statisticOf('RejectedMessages', 'Sum')).toBe(1);
+    expect(await statisticOf('EventConflicts', 'Sum')).toBe(1);
+    expect(await stateOf('AlarmsBatchConflicts')).toBe('ALARM');
+    expect(await stateOf('AlarmsEventConflicts')).toBe('ALARM');
+  });
+
   it('fires the DLQ alarm on a message in the DLQ, from the queue’s sampled depth', async () => {
     expect(await stateOf('AlarmsordersDlqMessages')).toBe('OK');
     await send(runtime.stack.outputs.OrdersDlqUrl ?? '', seedBatches()[0] ?? '');
@@ -294,15 +356,7 @@ describe('CloudWatch alarms on the local edge', () => {
       { timeoutMs: DEADLINE_MS, what: 'the pending watcher to see the claim' },
     );
     // Its metric, from the line each run logs: once every run's is in, the last is the claim's age.
-    const ages = {
-      Namespace: 'onceflow',
-      MetricName: 'OldestPendingBatchAge',
-      Dimensions: [{ Name: 'service', Value: inject('assembly').stackName }],
-      StartTime: new Date(Date.now() - 3_600_000),
-      EndTime: new Date(Date.now() + 60_000),
-      Period: 7200,
-      Statistics: ['Maximum', 'SampleCount'] as ('Maximum' | 'SampleCount')[],
-    };
+    const ages = overAnHour('OldestPendingBatchAge', ['Maximum', 'SampleCount']);
     await waitFor(
       async () =>
         ((await cw.send(new GetMetricStatisticsCommand(ages))).Datapoints?.[0]?.SampleCount ?? 0) >=
@@ -349,7 +403,8 @@ describe('CloudWatch alarms on the local edge', () => {
   });
 
   it('deletes an alarm and creates it again from its own description', async () => {
-    const before = await alarm('AlarmsEventConflicts');
+    // One whose metric has no data here: created again, it is OK (no events came after final).
+    const before = await alarm('AlarmsLateAfterFinal');
     await cw.send(new DeleteAlarmsCommand({ AlarmNames: [before.AlarmName ?? ''] }));
     expect((await alarms()).map((a) => a.AlarmName)).not.toContain(before.AlarmName);
     await expect(
@@ -370,9 +425,9 @@ describe('CloudWatch alarms on the local edge', () => {
         TreatMissingData: before.TreatMissingData,
       }),
     );
-    expect(await alarm('AlarmsEventConflicts')).toMatchObject({
+    expect(await alarm('AlarmsLateAfterFinal')).toMatchObject({
       StateValue: 'OK',
-      MetricName: 'EventConflicts',
+      MetricName: 'LateAfterFinal',
       Period: 300,
     });
   });

@@ -881,4 +881,18 @@ export const MUTANTS: readonly Mutant[] = [
       'the stuck-batch alarm never firing: a batch retrying or in a DLQ, its hours wrong, nobody told',
     files: ['test/local/cloudwatch-api.test.ts'],
   },
+  {
+    file: 'functions/ingest-orders.ts',
+    from: "outcome.reason === 'batch-conflict' ? 'BatchConflicts' : 'RejectedMessages'",
+    to: "'RejectedMessages'",
+    breaks: 'a reused batch id counted as an invalid body: the batch-conflict alarm never fires',
+    files: ['test/local/cloudwatch-api.test.ts'],
+  },
+  {
+    file: 'functions/ingest-orders.ts',
+    from: "metrics.addMetric('EventConflicts', MetricUnit.Count, outcome.conflicts);",
+    to: "metrics.addMetric('EventConflicts', MetricUnit.Count, 0);",
+    breaks: 'the event-conflict alarm never firing: events re-sent with other content, nobody told',
+    files: ['test/local/cloudwatch-api.test.ts'],
+  },
 ];
