@@ -12,6 +12,7 @@ import { planBatch } from '../../shared/ingest.ts';
 import { validateBatch } from '../../shared/schema.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { seedBatches } from '../support/fixtures.ts';
+import { placedEvent } from '../support/hours.ts';
 import { createPipeline, uniqueName } from '../support/pipeline.ts';
 
 /** Records every DynamoDB command a client sends, and the items each read returned. */
@@ -39,17 +40,7 @@ const recordCalls = (client: DynamoDBClient) => {
 const batchOf = (batchId: string, orderId: string) => {
   const parsed = validateBatch({
     batchId,
-    events: [
-      {
-        eventId: 'e1',
-        orderId,
-        customerId: 'c1',
-        status: 'placed',
-        amount: '1.00',
-        currency: 'USD',
-        eventTime: '2026-10-01T10:00:00Z',
-      },
-    ],
+    events: [placedEvent(orderId)],
   });
   if (!parsed.ok) throw new Error(parsed.detail);
   return parsed.batch;

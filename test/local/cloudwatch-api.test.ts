@@ -41,6 +41,7 @@ import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.t
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { sharedDynamoLocal } from '../support/emulators.ts';
 import { seedBatches } from '../support/fixtures.ts';
+import { placedEvent } from '../support/hours.ts';
 import { parseJson } from '../support/json.ts';
 import { uniqueName } from '../support/pipeline.ts';
 
@@ -204,15 +205,7 @@ describe('CloudWatch alarms on the local edge', () => {
 
   it('fires the batch-conflict and event-conflict alarms from the metrics ingest logs', async () => {
     const orderId = uniqueName('o-conflicts');
-    const event = {
-      eventId: 'e1',
-      orderId,
-      customerId: 'c1',
-      status: 'placed',
-      amount: '1.00',
-      currency: 'USD',
-      eventTime: '2026-10-01T10:00:00Z',
-    };
+    const event = placedEvent(orderId);
     const batchId = uniqueName('reused');
     const queue = runtime.stack.outputs.OrdersQueueUrl ?? '';
     expect(await stateOf('AlarmsBatchConflicts')).toBe('OK');
@@ -325,17 +318,7 @@ describe('CloudWatch alarms on the local edge', () => {
     // A batch claimed 20 minutes ago and never committed: its message retrying, or in a DLQ.
     const parsed = validateBatch({
       batchId: uniqueName('stuck'),
-      events: [
-        {
-          eventId: 'e1',
-          orderId: uniqueName('o-stuck'),
-          customerId: 'c1',
-          status: 'placed',
-          amount: '1.00',
-          currency: 'USD',
-          eventTime: '2026-10-01T10:00:00Z',
-        },
-      ],
+      events: [placedEvent(uniqueName('o-stuck'))],
     });
     if (!parsed.ok) throw new Error(parsed.detail);
     const settings = ingestSettings(loadIngestConfig(ingest.environment));

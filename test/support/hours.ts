@@ -26,6 +26,17 @@ export const batch = (...times: string[]) => {
   });
 };
 
+/** One `placed` USD event of 1.00 at 10:00 of the day: the smallest valid event of an order. */
+export const placedEvent = (orderId: string, eventId = 'e1') => ({
+  eventId,
+  orderId,
+  customerId: 'c1',
+  status: 'placed' as const,
+  amount: '1.00',
+  currency: 'USD',
+  eventTime: H10,
+});
+
 export const apply = async (p: Pipeline, ...bodies: string[]) => {
   await p.deliverUntilDone(bodies);
   await p.drainAggregates();
