@@ -339,14 +339,16 @@ describe('CloudWatch alarms on the local edge', () => {
       { timeoutMs: DEADLINE_MS, what: 'the pending watcher to see the claim' },
     );
     // Its metric, from the line each run logs: once every run's is in, the last is the claim's age.
-    const ages = overAnHour('OldestPendingBatchAge', ['Maximum', 'SampleCount']);
-    await waitFor(
-      async () =>
-        ((await cw.send(new GetMetricStatisticsCommand(ages))).Datapoints?.[0]?.SampleCount ?? 0) >=
-        runs,
-      { timeoutMs: DEADLINE_MS, what: 'every run’s OldestPendingBatchAge to be published' },
-    );
-    const [age] = (await cw.send(new GetMetricStatisticsCommand(ages))).Datapoints ?? [];
+    await waitFor(async () => (await statisticOf('OldestPendingBatchAge', 'SampleCount')) >= runs, {
+      timeoutMs: DEADLINE_MS,
+      what: 'every run’s OldestPendingBatchAge to be published',
+    });
+    const [age] =
+      (
+        await cw.send(
+          new GetMetricStatisticsCommand(overAnHour('OldestPendingBatchAge', ['Maximum'])),
+        )
+      ).Datapoints ?? [];
     expect(age?.Maximum).toBeGreaterThanOrEqual(1200);
     expect(age?.Unit).toBe('Seconds');
     // Fifteen minutes by default; the batch is 20 minutes old.
