@@ -38,6 +38,13 @@ import { loadIngestConfig } from '../../shared/config.ts';
 import { planBatch } from '../../shared/ingest.ts';
 import { validateBatch } from '../../shared/schema.ts';
 import { awsCli, awsCliVersion, reportMissingAwsCli } from '../support/aws-cli.ts';
+import {
+  overAnHour as metricOverAnHour,
+  type Statistic,
+  stackAlarm,
+  stackAlarms,
+  statisticOf as statisticOfMetric,
+} from '../support/cloudwatch.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { sharedDynamoLocal } from '../support/emulators.ts';
 import { seedBatches } from '../support/fixtures.ts';
@@ -48,44 +55,24 @@ import { uniqueName } from '../support/pipeline.ts';
 let runtime: LocalRuntime;
 let cw: CloudWatchClient;
 
-const alarms = async (): Promise<MetricAlarm[]> =>
-  (await cw.send(new DescribeAlarmsCommand({ AlarmNamePrefix: `${runtime.stack.stackName}-` })))
-    .MetricAlarms ?? [];
+const alarms = (): Promise<MetricAlarm[]> => stackAlarms(cw, runtime.stack.stackName);
 
 /** The stack's alarm whose logical id starts with `prefix` (`AlarmsRejectedMessages`…). */
-const alarm = async (prefix: string): Promise<MetricAlarm> => {
-  const found = (await alarms()).find((a) =>
-    a.AlarmName?.startsWith(`${runtime.stack.stackName}-${prefix}`),
-  );
-  if (!found) throw new Error(`no alarm ${prefix}`);
-  return found;
-};
+const alarm = (prefix: string): Promise<MetricAlarm> =>
+  stackAlarm(cw, runtime.stack.stackName, prefix);
 
 const stateOf = async (prefix: string) => (await alarm(prefix)).StateValue;
 
-type Statistic = 'Sum' | 'SampleCount' | 'Maximum';
-
-/** `GetMetricStatistics`' input for one of onceflow's metrics over the last hour, in one period. */
-const overAnHour = (metricName: string, statistics: Statistic[]) => ({
-  Namespace: 'onceflow',
-  MetricName: metricName,
-  Dimensions: [{ Name: 'service', Value: inject('assembly').stackName }],
-  StartTime: new Date(Date.now() - 3_600_000),
-  EndTime: new Date(Date.now() + 60_000),
-  Period: 7200,
-  Statistics: statistics,
-});
+/** `GetMetricStatistics`' input for one of onceflow's metrics over the last hour. */
+const overAnHour = (metricName: string, statistics: Statistic[]) =>
+  metricOverAnHour(inject('assembly').stackName, metricName, statistics);
 
 /** The quarantined bodies of the last hour. */
 const rejectedOverAnHour = (statistics: Statistic[]) => overAnHour('RejectedMessages', statistics);
 
 /** One statistic of one of onceflow's metrics over the last hour; 0 without data. */
-const statisticOf = async (metricName: string, statistic: Statistic): Promise<number> => {
-  const [point] =
-    (await cw.send(new GetMetricStatisticsCommand(overAnHour(metricName, [statistic]))))
-      .Datapoints ?? [];
-  return point?.[statistic] ?? 0;
-};
+const statisticOf = (metricName: string, statistic: Statistic) =>
+  statisticOfMetric(cw, inject('assembly').stackName, metricName, statistic);
 
 /** `GetMetricData`'s input for the quarantined bodies per minute over the last hour. */
 const rejectedPerMinute = () => ({

@@ -895,4 +895,19 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'the event-conflict alarm never firing: events re-sent with other content, nobody told',
     files: ['test/local/cloudwatch-api.test.ts'],
   },
+  // The late-event alarms: what each late policy tells operators.
+  {
+    file: 'functions/aggregate-hours.ts',
+    from: "metrics.addMetric('LateAfterFinal', MetricUnit.Count, 1);",
+    to: "metrics.addMetric('LateAfterFinal', MetricUnit.Count, 0);",
+    breaks: 'the LateAfterFinal alarm never firing: final hours amended, nobody told',
+    files: ['test/local/late-alarms.test.ts'],
+  },
+  {
+    file: 'functions/ingest-orders.ts',
+    from: "metrics.addMetric('TooLateEvents', MetricUnit.Count, outcome.tooLate);",
+    to: "metrics.addMetric('TooLateEvents', MetricUnit.Count, 0);",
+    breaks: 'the TooLateEvents alarm never firing: events refused as too late, nobody told',
+    files: ['test/local/late-alarms.test.ts'],
+  },
 ];
