@@ -910,4 +910,87 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'the TooLateEvents alarm never firing: events refused as too late, nobody told',
     files: ['test/local/late-alarms.test.ts'],
   },
+  // replay dlq: what an operator runs after an incident.
+  {
+    file: 'cli/commands/replay-dlq.ts',
+    from: 'for (let round = 0; round < 5; round++) {',
+    to: 'for (let round = 0; round < 1; round++) {',
+    breaks: 'a peeked DLQ message left behind once the visible ones are moved',
+    files: ['test/integration/replay-dlq.test.ts'],
+  },
+  {
+    file: 'cli/commands/replay-dlq.ts',
+    from: 'moved += await awaitMoveTask(target, dlqArn, moved, deadline, timeoutMs, io);',
+    to: 'moved = await awaitMoveTask(target, dlqArn, moved, deadline, timeoutMs, io);',
+    breaks: 'replay dlq reporting only its last round’s messages as moved',
+    files: ['test/integration/replay-dlq.test.ts'],
+  },
+  {
+    file: 'cli/commands/replay-dlq.ts',
+    from: "if (task?.Status === 'FAILED' || task?.Status === 'CANCELLED') {",
+    to: "if (task?.Status === 'CANCELLED') {",
+    breaks: 'a failed move task waited on until the deadline, its reason never told',
+    files: ['test/integration/replay-dlq.test.ts'],
+  },
+  {
+    file: 'cli/commands/replay-dlq.ts',
+    from: `    io.onProgress?.(
+      before + moved,`,
+    to: `    io.onProgress?.(
+      moved,`,
+    breaks: 'the progress bar starting again from 0 on each round',
+    files: ['test/integration/replay-dlq.test.ts'],
+  },
+  // The local edge's alarms: each statistic as CloudWatch computes it.
+  {
+    file: 'local/alarms.ts',
+    from: 'Average: set.sum / set.sampleCount,',
+    to: 'Average: set.sum,',
+    breaks: 'an alarm on an Average evaluated on the sum: fires where CloudWatch would not',
+    files: ['test/unit/alarms.test.ts'],
+  },
+  {
+    file: 'local/alarms.ts',
+    from: 'Minimum: set.minimum,',
+    to: 'Minimum: set.maximum,',
+    breaks: 'an alarm on a Minimum evaluated on the maximum',
+    files: ['test/unit/alarms.test.ts'],
+  },
+  {
+    file: 'local/metrics.ts',
+    from: 'minimum: Math.min(a.minimum, b.minimum),',
+    to: 'minimum: b.minimum,',
+    breaks: 'a period’s minimum that of its last datum, not the least',
+    files: ['test/unit/alarms.test.ts'],
+  },
+  // The reference model: the truth chaos, the bench and the property tests compare against.
+  {
+    file: 'harness/model.ts',
+    from: 'a.seconds > b.seconds || (a.seconds === b.seconds && a.fraction > b.fraction);',
+    to: 'a.seconds > b.seconds;',
+    breaks: 'the model blind to fractions of a second: its newest event wrong within a second',
+    files: ['test/unit/model.test.ts'],
+  },
+  {
+    file: 'harness/model.ts',
+    from: 'minorUnits(a.amount, a.currency) === minorUnits(b.amount, b.currency) &&',
+    to: 'a.amount === b.amount &&',
+    breaks:
+      'the model taking 25.5 and 25.50 for other content: a conflict the product rightly ignores',
+    files: ['test/unit/model.test.ts'],
+  },
+  {
+    file: 'harness/model.ts',
+    from: 'same(instant(a.eventTime), instant(b.eventTime));',
+    to: 'a.eventTime === b.eventTime;',
+    breaks: 'the model taking one instant written in two offsets for other content',
+    files: ['test/unit/model.test.ts'],
+  },
+  {
+    file: 'harness/model.ts',
+    from: 'conflicts.add(JSON.stringify([batch.batchId ?? index, e.orderId, e.eventId]));',
+    to: 'conflicts.add(JSON.stringify([e.orderId, e.eventId]));',
+    breaks: 'the model counting one conflict per event, where each batch that re-sends it is one',
+    files: ['test/unit/model.test.ts'],
+  },
 ];

@@ -14,6 +14,7 @@ import {
   MetricAlarmSchema,
   MISSING_DATA,
   metricOf,
+  STATISTICS,
 } from '../../local/alarms.ts';
 import { emfDatapoints, MetricStore } from '../../local/metrics.ts';
 
@@ -101,11 +102,12 @@ describe('the metric store', () => {
 });
 
 describe('alarm evaluation', () => {
-  /** One datum in the middle of each evaluation period (undefined: none), newest first. */
+  /** Up to three data in the middle of each evaluation period (none: no data), newest first. */
   const arbitraryCase = fc
     .record({
       periods: fc.integer({ min: 1, max: 5 }),
       period: fc.constantFrom(300, 600, 3600),
+      statistic: fc.constantFrom(...STATISTICS),
       comparison: fc.constantFrom(...COMPARISONS),
       missing: fc.constantFrom(...MISSING_DATA),
       threshold: fc.integer({ min: -3, max: 3 }),
@@ -114,7 +116,7 @@ describe('alarm evaluation', () => {
       fc.record({
         c: fc.constant(c),
         needed: fc.integer({ min: 1, max: c.periods }),
-        values: fc.array(fc.option(fc.integer({ min: -5, max: 5 }), { nil: undefined }), {
+        values: fc.array(fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 3 }), {
           minLength: c.periods,
           maxLength: c.periods,
         }),
@@ -126,6 +128,7 @@ describe('alarm evaluation', () => {
   const run = ({ c, needed, values }: Case, nowMs = 1_800_000_000_000) => {
     const alarm = alarmOf({
       Period: c.period,
+      Statistic: c.statistic,
       EvaluationPeriods: c.periods,
       DatapointsToAlarm: needed,
       ComparisonOperator: c.comparison,
@@ -133,8 +136,8 @@ describe('alarm evaluation', () => {
       Threshold: c.threshold,
     });
     const store = new MetricStore();
-    values.forEach((value, k) => {
-      if (value !== undefined)
+    values.forEach((data, k) => {
+      for (const value of data)
         store.put({
           ...metricOf(alarm),
           timestampMs: nowMs - k * c.period * 1000 - (c.period * 1000) / 2,
@@ -144,7 +147,7 @@ describe('alarm evaluation', () => {
     return evaluateAlarm(alarm, (from, to) => store.window(metricOf(alarm), from, to), nowMs);
   };
 
-  it('is in ALARM exactly when enough periods breach, missing ones counted as TreatMissingData says', () => {
+  it('is in ALARM exactly when enough periods’ statistics breach, missing ones counted as TreatMissingData says', () => {
     fc.assert(
       fc.property(arbitraryCase, (x) => {
         const { c, needed, values } = x;
@@ -155,7 +158,16 @@ describe('alarm evaluation', () => {
             LessThanThreshold: n < c.threshold,
             LessThanOrEqualToThreshold: n <= c.threshold,
           })[c.comparison];
-        const present = values.filter((n) => n !== undefined);
+        const sum = (data: number[]) => data.reduce((a, b) => a + b, 0);
+        const statistic = (data: number[]) =>
+          ({
+            SampleCount: data.length,
+            Sum: sum(data),
+            Average: sum(data) / data.length,
+            Minimum: Math.min(...data),
+            Maximum: Math.max(...data),
+          })[c.statistic];
+        const present = values.filter((data) => data.length > 0).map(statistic);
         const breaching =
           present.filter(crosses).length +
           (c.missing === 'breaching' ? values.length - present.length : 0);
