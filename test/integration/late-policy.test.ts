@@ -122,6 +122,11 @@ describe('latePolicy quarantine', () => {
     expect(planned).toMatchObject({ sent: 0, parts: [{ key: reject?.key }] });
     const newId = planned.parts[0]?.batchId ?? '';
     expect(newId).not.toBe(batchIdOf(late));
+    // --since selects by when each part was quarantined: from that instant on, it; after, none.
+    const sentAtMs = Date.parse(reject?.sentAt ?? '');
+    const since = (sinceMs: number) => replayRejects(target, 'too-late', { dryRun: true, sinceMs });
+    expect(await since(sentAtMs)).toEqual(planned);
+    expect(await since(sentAtMs + 1)).toEqual({ ...planned, parts: [] });
     // Refused while the stack says it quarantines them (its LatePolicy output): they would be
     // quarantined again. Planning is still allowed.
     const underQuarantine = { ...target, outputs: { ...target.outputs, LatePolicy: 'quarantine' } };

@@ -993,4 +993,11 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'the model counting one conflict per event, where each batch that re-sends it is one',
     files: ['test/unit/model.test.ts'],
   },
+  {
+    file: 'cli/commands/replay-rejects.ts',
+    from: '...(options.sinceMs === undefined ? {} : { sinceMs: options.sinceMs }),',
+    to: '',
+    breaks: 'replay rejects --since sending every too-late part, however old',
+    files: ['test/integration/late-policy.test.ts'],
+  },
 ];
