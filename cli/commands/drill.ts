@@ -96,6 +96,13 @@ export const register = (program: Command): void => {
           replayed.refused.length === 0,
           `re-sent ${counted(replayed.batches, 'archived batch', 'archived batches')} received since the copy or pending in it`,
         );
+        // A batch claimed but never archived (its message failed before the archive write, and
+        // now sits in a DLQ or is gone): nothing here can re-send it, and it stays pending.
+        if (replayed.missing.length > 0)
+          ok = check(
+            false,
+            `${counted(replayed.missing.length, 'archive')} the ledger names ${replayed.missing.length === 1 ? 'is' : 'are'} missing (${replayed.missing.join(', ')}): only their messages can apply them; look in the DLQs`,
+          );
 
         step(3, 'npx onceflow drain');
         await drainQueues(

@@ -1000,4 +1000,33 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'replay rejects --since sending every too-late part, however old',
     files: ['test/integration/late-policy.test.ts'],
   },
+  // The recovery drill: a check that passes whatever it finds proves nothing.
+  {
+    file: 'cli/commands/drill.ts',
+    from: 'report.differences.length === 0,',
+    to: 'true,',
+    breaks: 'the drill passing with hour objects unlike the table',
+    files: ['test/cli/drill.test.ts'],
+  },
+  {
+    file: 'cli/commands/drill.ts',
+    from: 's.ledger.pending === 0,',
+    to: 'true,',
+    breaks: 'the drill passing with batches still pending after the runbook',
+    files: ['test/cli/drill.test.ts'],
+  },
+  {
+    file: 'cli/commands/drill.ts',
+    from: "dlqs.every((q) => !('missing' in q) && q.visible + q.inFlight === 0),",
+    to: 'true,',
+    breaks: 'the drill passing with messages in a DLQ',
+    files: ['test/cli/drill.test.ts'],
+  },
+  {
+    file: 'cli/commands/drill.ts',
+    from: 'return ok ? 0 : 1;',
+    to: 'return 0;',
+    breaks: 'a failed drill exiting 0: a scheduled rehearsal never alerts',
+    files: ['test/cli/drill.test.ts'],
+  },
 ];

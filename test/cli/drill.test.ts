@@ -1,0 +1,101 @@
+/**
+ * `onceflow drill restore` when the runbook cannot put everything right: the drill is a check,
+ * and a check that passes whatever it finds proves nothing. The passing drill is in `cli.test.ts`.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
+import { DynamoLedger } from '../../adapters/dynamo.ts';
+import { S3Store } from '../../adapters/s3.ts';
+import { ingestSettings } from '../../adapters/wiring.ts';
+import { type Emulators, startEmulators } from '../../local/emulators.ts';
+import { startLocalRuntime } from '../../local/runtime.ts';
+import { loadIngestConfig } from '../../shared/config.ts';
+import { planBatch } from '../../shared/ingest.ts';
+import { hourObjectKey } from '../../shared/keys.ts';
+import { validateBatch } from '../../shared/schema.ts';
+import { onceflow, ROOT, recordState } from '../support/cli.ts';
+import { DEADLINE_S } from '../support/deadlines.ts';
+import { sharedDynamoLocal } from '../support/emulators.ts';
+import { placedEvent } from '../support/hours.ts';
+import { uniqueName } from '../support/pipeline.ts';
+
+const SEED = join(ROOT, 'test', 'fixtures', 'seed-orders', 'batches.ndjson');
+const dir = mkdtempSync(join(tmpdir(), 'onceflow-drill-'));
+
+let emulators: Emulators;
+beforeAll(async () => {
+  emulators = await startEmulators({ dynamoLocal: sharedDynamoLocal() });
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+describe('onceflow drill restore', () => {
+  it('marks each check the runbook leaves failing and exits 1: a batch never archived, a DLQ not empty, an hour object without events', async () => {
+    const { assemblyDir, stackName } = inject('assembly');
+    const runtime = await startLocalRuntime({
+      assemblyDir,
+      stackName,
+      localStackName: uniqueName('drill'),
+      emulators,
+      retryDelaySeconds: 1,
+    });
+    onTestFinished(() => runtime.stop());
+    const state = recordState(runtime, dir);
+    const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
+    const { outputs } = runtime.stack;
+    expect((await cli('send', SEED)).code).toBe(0);
+    expect((await cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+
+    // A batch claimed and never archived: its message failed before the archive write and went
+    // to the DLQ, where it still is.
+    const body = JSON.stringify({
+      batchId: uniqueName('unarchived'),
+      events: [placedEvent(uniqueName('o-unarchived'))],
+    });
+    const parsed = validateBatch(JSON.parse(body));
+    if (!parsed.ok) throw new Error(parsed.detail);
+    const ingest = runtime.stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'));
+    if (!ingest) throw new Error('the stack has no ingest function');
+    const plan = planBatch(parsed.batch, ingestSettings(loadIngestConfig(ingest.environment)));
+    await new DynamoLedger(runtime.clients.dynamo, outputs.TableName ?? '').claim(
+      plan,
+      undefined,
+      Date.now(),
+    );
+    await runtime.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: outputs.OrdersDlqUrl, MessageBody: body }),
+    );
+    const snapshot = await cli('drill', 'snapshot');
+    expect(snapshot.code, snapshot.stderr).toBe(0);
+    const at = /--at (\S+)/.exec(snapshot.stdout)?.[1] ?? '';
+    // An hour object for an hour the table has no events of (copied by hand, or left from a
+    // table newer than the copy): nothing re-sent touches it, so the runbook leaves it.
+    const store = new S3Store(runtime.clients.s3, outputs.BucketName ?? '');
+    const text = (await store.getText(hourObjectKey('2026-10-01T09:00:00Z'))) ?? '';
+    const stray = '2026-10-02T09:00:00Z';
+    await runtime.clients.s3.send(
+      new PutObjectCommand({
+        Bucket: outputs.BucketName,
+        Key: hourObjectKey(stray),
+        Body: text.replace('2026-10-01T09:00:00Z', stray),
+      }),
+    );
+
+    const drill = await cli('drill', 'restore', '--at', at, '--timeout', DEADLINE_S);
+    expect(drill.stderr).toBe('');
+    expect(drill.code).toBe(1);
+    const marked = drill.stdout.split('\n').filter((line) => line.trimStart().startsWith('✗'));
+    expect(marked).toEqual([
+      `   ✗ 1 archive the ledger names is missing (${plan.archiveKey}): only their messages can apply them; look in the DLQs`,
+      expect.stringMatching(/^ {3}✗ \d+ hours checked, 1 difference$/),
+      '   ✗ 1 batch pending in the ledger',
+      '   ✗ both DLQs empty',
+    ]);
+    expect(drill.stdout).toContain('the drill found problems (see ✗ above)');
+  });
+});
