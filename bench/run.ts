@@ -9,18 +9,14 @@ import { writeFileSync } from 'node:fs';
 import { cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import {
-  type Approach,
-  onceflowApproach,
-  type PassMeasure,
-  type PassState,
-} from '../harness/bench/approaches.ts';
+import { type Approach, onceflowApproach, type PassMeasure } from '../harness/bench/approaches.ts';
 import {
   naiveApproach,
   powertoolsApproach,
   powertoolsPerEventApproach,
 } from '../harness/bench/baselines.ts';
 import { measureColdStarts, SDK_VARIANTS } from '../harness/bench/cold-start.ts';
+import { exactnessOf } from '../harness/bench/exactness.ts';
 import { type FreshnessRun, measureFreshness } from '../harness/bench/freshness.ts';
 import { measureMemory } from '../harness/bench/memory.ts';
 import { dollarsOf, PRICES } from '../harness/bench/prices.ts';
@@ -76,28 +72,11 @@ const workload = buildWorkload({
 });
 const model = referenceModel(workload.batches);
 const rebatchModel = referenceModel([...workload.batches, ...workload.resent]);
-const expectedEvents = model.hourly.reduce((s, h) => s + h.events, 0);
 console.error(
   `workload: ${workload.events} events in ${workload.batches.length} batches of ${o.batchSize} over ${workload.hours} hours; ` +
     `duplicate pass +${workload.duplicated} batches; crash pass ${workload.crashBatches.size} crashes; ` +
     `re-batch pass +${workload.resentEvents} events re-sent in ${workload.resent.length} new batches, ${rebatchModel.conflicts} with other content`,
 );
-
-/** How a pass's end state differs from the model: double counts and wrong orders. */
-const compare = (state: PassState, expectedConflicts: number) => {
-  const counted = state.hourly.reduce((s, h) => s + h.events, 0);
-  const expectedOrders = new Map(model.orders.map((x) => [x.orderId, JSON.stringify(x)]));
-  const staleOrders = state.orders.filter(
-    (x) => expectedOrders.get(x.orderId) !== JSON.stringify(x),
-  ).length;
-  // A re-batch pass must also report every conflicting re-send, where the approach can.
-  const conflictsReported = state.conflictsReported;
-  const exact =
-    JSON.stringify(state.hourly) === JSON.stringify(model.hourly) &&
-    JSON.stringify(state.orders) === JSON.stringify(model.orders) &&
-    (conflictsReported === undefined || conflictsReported === expectedConflicts);
-  return { exact, doubleCountedEvents: counted - expectedEvents, staleOrders, conflictsReported };
-};
 
 // Every approach runs on a copy of the synthesized stack: its queue, and for onceflow its table,
 // bucket and function configuration.
@@ -226,7 +205,7 @@ try {
     const checks = Object.fromEntries(
       Object.entries(passes).map(([name, p]) => [
         name,
-        compare(p.state, name === 'rebatch' ? rebatchModel.conflicts : 0),
+        exactnessOf(p.state, model, name === 'rebatch' ? rebatchModel.conflicts : 0),
       ]),
     );
     results[approach.name] = {

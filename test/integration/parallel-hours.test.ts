@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { aggregateDependencies } from '../../adapters/wiring.ts';
 import { reconcile, verify } from '../../cli/commands/reconcile.ts';
@@ -15,6 +16,7 @@ import { lambdaContext } from '../../local/lambda-context.ts';
 import { waitFor } from '../../local/net.ts';
 import { toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import type { CounterReader } from '../../shared/aggregator.ts';
+import { hourObjectKey } from '../../shared/keys.ts';
 import { parseHour } from '../../shared/time.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { batch, DAY } from '../support/hours.ts';
@@ -177,5 +179,23 @@ describe('reconcile and verify over an interval', () => {
     const within = await verify(cliTarget(p), { fromMs, toMs: fromMs + 3 * 3_600_000 });
     expect(within.checked).toBe(3);
     expect(within.differences.map((d) => d.hour)).toEqual([HOURS[2]]);
+  });
+
+  it('reports an hour object that is not an aggregate as unreadable, which reconcile rewrites', async () => {
+    const p = await pipelineWithHours();
+    await p.drainAggregates();
+    const hour = HOURS[3] ?? '';
+    // Cut short (a hand edit, a copy interrupted): not JSON.
+    await p.admin.s3.send(
+      new PutObjectCommand({ Bucket: p.bucketName, Key: hourObjectKey(hour), Body: '{"hour":' }),
+    );
+    const found = await verify(cliTarget(p));
+    expect(found.differences).toEqual([
+      { hour, problem: 'unreadable-object', detail: 'the object is not a valid aggregate' },
+    ]);
+    const fromMs = parseHour(hour) ?? 0;
+    const plans = await reconcile(cliTarget(p), { fromMs, toMs: fromMs + 3_600_000 }, false);
+    expect(plans.map((plan) => [plan.hour, plan.action])).toEqual([[hour, 'write']]);
+    expect((await verify(cliTarget(p))).differences).toEqual([]);
   });
 });

@@ -1029,4 +1029,34 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'a failed drill exiting 0: a scheduled rehearsal never alerts',
     files: ['test/cli/drill.test.ts'],
   },
+  {
+    file: 'cli/commands/reconcile.ts',
+    from: 'else if (!stored.aggregate)',
+    to: 'else if (false)',
+    breaks:
+      'verify failing with a TypeError on an hour object that is not an aggregate, naming no hour',
+    files: ['test/integration/parallel-hours.test.ts'],
+  },
+  // The bench's verdict: it says who is exact.
+  {
+    file: 'harness/bench/exactness.ts',
+    from: 'JSON.stringify(state.hourly) === JSON.stringify(model.hourly) &&',
+    to: '',
+    breaks: 'the bench calling a pass exact whose hours are wrong',
+    files: ['test/bench/exactness.test.ts'],
+  },
+  {
+    file: 'harness/bench/exactness.ts',
+    from: 'doubleCountedEvents: events(state.hourly) - events(model.hourly),',
+    to: 'doubleCountedEvents: 0,',
+    breaks: 'the bench reporting no double count for the naive writer',
+    files: ['test/bench/exactness.test.ts'],
+  },
+  {
+    file: 'harness/bench/exactness.ts',
+    from: '(conflictsReported === undefined || conflictsReported === expectedConflicts);',
+    to: 'true;',
+    breaks: 'the bench calling a pass exact that reported fewer conflicts than it carried',
+    files: ['test/bench/exactness.test.ts'],
+  },
 ];
