@@ -6,6 +6,7 @@ import { runDemo } from '../../local/demo.ts';
 import { type CrashRule, type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { sharedDynamoLocal } from '../support/emulators.ts';
+import { placedEvent } from '../support/hours.ts';
 import { uniqueName } from '../support/pipeline.ts';
 import { scenario } from './scenario.ts';
 import { deployedPipelineSuite } from './suite.ts';
@@ -132,6 +133,42 @@ describe('npm start', () => {
       expect(text).toMatch(/2026-10-01T09:00:00Z .* 4 .* placed .* 4 .* 90\.50 USD/);
       expect(text).toMatch(/2026-10-01 09h │█{40} 4/);
       expect(text).toContain('✔ orders and hourly aggregates equal the expected results');
+    } finally {
+      await demoRuntime.stop();
+    }
+  });
+
+  it('says what differs from the expected results when the stack already held another order', async () => {
+    const { assemblyDir, stackName } = inject('assembly');
+    const demoRuntime = await startLocalRuntime({
+      assemblyDir,
+      stackName,
+      localStackName: uniqueName('demo-other'),
+      dynamoLocal: sharedDynamoLocal(),
+      retryDelaySeconds: 1,
+    });
+    try {
+      // Sent before the demo, as with `npm start -- --persist` after batches of one's own.
+      await demoRuntime.clients.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: demoRuntime.stack.outputs.OrdersQueueUrl,
+          MessageBody: JSON.stringify({
+            batchId: uniqueName('other'),
+            events: [{ ...placedEvent(uniqueName('o-other')), eventTime: '2026-10-01T09:20:00Z' }],
+          }),
+        }),
+      );
+      await demoRuntime.drain({ timeoutMs: DEADLINE_MS });
+      const printed: string[] = [];
+      const result = await runDemo(demoRuntime, { print: (t) => printed.push(t) });
+      expect(result.ok).toBe(false);
+      expect(result.differences).toEqual([
+        'orders differ from expected-orders.json',
+        'hourly aggregates differ from expected-hourly.json',
+      ]);
+      expect(printed.join('\n')).toContain(
+        '✘ orders differ from expected-orders.json; hourly aggregates differ from expected-hourly.json',
+      );
     } finally {
       await demoRuntime.stop();
     }

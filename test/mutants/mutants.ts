@@ -1059,4 +1059,19 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'the bench calling a pass exact that reported fewer conflicts than it carried',
     files: ['test/bench/exactness.test.ts'],
   },
+  // npm start's demo: its verdict is the first thing a user reads.
+  {
+    file: 'local/demo.ts',
+    from: 'if (JSON.stringify(orders) !== JSON.stringify(expectedOrders))',
+    to: 'if (false)',
+    breaks: 'the demo saying the orders equal the expected results whatever they are',
+    files: ['test/deployed/local-runtime.test.ts'],
+  },
+  {
+    file: 'local/demo.ts',
+    from: 'if (JSON.stringify(essence) !== JSON.stringify(expectedHours))',
+    to: 'if (false)',
+    breaks: 'the demo saying the hourly aggregates equal the expected results whatever they are',
+    files: ['test/deployed/local-runtime.test.ts'],
+  },
 ];
