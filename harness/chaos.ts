@@ -169,34 +169,6 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
   };
 };
 
-/** One schedule's result as a summary (`onceflow chaos --schedule-seed`). */
-export const summaryOf = (r: ScheduleResult): ChaosSummary => ({
-  schedules: 1,
-  events: r.events,
-  lost: r.lost,
-  doubleCounted: r.doubleCounted,
-  staleOverwrites: r.staleOverwrites,
-  mismatches: r.mismatches,
-  s3Conflicts: r.s3Conflicts,
-  transactionConflicts: r.transactionConflicts,
-  staleReads: r.staleReads,
-  entryFailures: r.entryFailures,
-  partialReads: r.partialReads,
-  shortPages: r.shortPages,
-  wideSchedules: r.wide ? 1 : 0,
-  resentEvents: r.resentEvents,
-  eventConflicts: r.eventConflicts,
-  restores: r.restored ? 1 : 0,
-  quarantineSchedules: r.latePolicy === 'quarantine' ? 1 : 0,
-  lateSchedules: r.lateEvents ? 1 : 0,
-  finalizedHours: r.finalizedHours,
-  amendedHours: r.amendedHours,
-  tooLate: r.tooLate,
-  versionsRead: r.versionsRead,
-  crashPoints: { covered: new Set(r.crashPoints).size, total: CRASH_POINTS.length },
-  failures: r.diff ? [{ seed: r.seed, diff: r.diff }] : [],
-});
-
 export interface ChaosOptions {
   readonly endpoint: string;
   readonly assemblyDir: string;
@@ -210,32 +182,6 @@ export interface ChaosOptions {
 }
 
 export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
-  const covered = new Set<string>();
-  const summary = {
-    schedules: 0,
-    events: 0,
-    lost: 0,
-    doubleCounted: 0,
-    staleOverwrites: 0,
-    mismatches: 0,
-    s3Conflicts: 0,
-    transactionConflicts: 0,
-    staleReads: 0,
-    entryFailures: 0,
-    partialReads: 0,
-    shortPages: 0,
-    wideSchedules: 0,
-    resentEvents: 0,
-    eventConflicts: 0,
-    restores: 0,
-    quarantineSchedules: 0,
-    lateSchedules: 0,
-    finalizedHours: 0,
-    amendedHours: 0,
-    tooLate: 0,
-    versionsRead: 0,
-  };
-  const failures: { seed: number; diff: string }[] = [];
   // Schedules are independent (each provisions its own copy of the stack): several at once
   // overlap their waits (the aggregate queue's delay, backoffs), and are folded in order.
   const results = await mapLimit(
@@ -261,39 +207,66 @@ export const runChaos = async (o: ChaosOptions): Promise<ChaosSummary> => {
       return result;
     },
   );
-  for (const result of results) {
-    summary.schedules++;
-    summary.events += result.events;
-    summary.lost += result.lost;
-    summary.doubleCounted += result.doubleCounted;
-    summary.staleOverwrites += result.staleOverwrites;
-    summary.mismatches += result.mismatches;
-    summary.s3Conflicts += result.s3Conflicts;
-    summary.transactionConflicts += result.transactionConflicts;
-    summary.staleReads += result.staleReads;
-    summary.entryFailures += result.entryFailures;
-    summary.partialReads += result.partialReads;
-    summary.shortPages += result.shortPages;
-    summary.wideSchedules += result.wide ? 1 : 0;
-    summary.resentEvents += result.resentEvents;
-    summary.eventConflicts += result.eventConflicts;
-    summary.restores += result.restored ? 1 : 0;
-    summary.quarantineSchedules += result.latePolicy === 'quarantine' ? 1 : 0;
-    summary.lateSchedules += result.lateEvents ? 1 : 0;
-    summary.finalizedHours += result.finalizedHours;
-    summary.amendedHours += result.amendedHours;
-    summary.tooLate += result.tooLate;
-    summary.versionsRead += result.versionsRead;
-    for (const point of result.crashPoints) covered.add(point);
-    if (result.diff) failures.push({ seed: result.seed, diff: result.diff });
-  }
+  return foldSchedules(results);
+};
+
+/**
+ * Schedules' results as one summary, in the order given: every figure summed (a schedule that
+ * found a mismatch is never hidden by the clean ones after it), crash points covered by any.
+ */
+export const foldSchedules = (results: readonly ScheduleResult[]): ChaosSummary => {
+  const covered = new Set(results.flatMap((r) => r.crashPoints));
+  const sum = (figure: (r: ScheduleResult) => number) =>
+    results.reduce((total, r) => total + figure(r), 0);
+  const count = (holds: (r: ScheduleResult) => boolean) => results.filter(holds).length;
   return {
-    ...summary,
+    schedules: results.length,
+    events: sum((r) => r.events),
+    lost: sum((r) => r.lost),
+    doubleCounted: sum((r) => r.doubleCounted),
+    staleOverwrites: sum((r) => r.staleOverwrites),
+    mismatches: sum((r) => r.mismatches),
+    s3Conflicts: sum((r) => r.s3Conflicts),
+    transactionConflicts: sum((r) => r.transactionConflicts),
+    staleReads: sum((r) => r.staleReads),
+    entryFailures: sum((r) => r.entryFailures),
+    partialReads: sum((r) => r.partialReads),
+    shortPages: sum((r) => r.shortPages),
+    wideSchedules: count((r) => r.wide),
+    resentEvents: sum((r) => r.resentEvents),
+    eventConflicts: sum((r) => r.eventConflicts),
+    restores: count((r) => r.restored),
+    quarantineSchedules: count((r) => r.latePolicy === 'quarantine'),
+    lateSchedules: count((r) => r.lateEvents),
+    finalizedHours: sum((r) => r.finalizedHours),
+    amendedHours: sum((r) => r.amendedHours),
+    tooLate: sum((r) => r.tooLate),
+    versionsRead: sum((r) => r.versionsRead),
     crashPoints: {
       covered: CRASH_POINTS.filter((p) => covered.has(p)).length,
       total: CRASH_POINTS.length,
     },
-    failures,
+    failures: results.flatMap((r) => (r.diff ? [{ seed: r.seed, diff: r.diff }] : [])),
+  };
+};
+
+/** One schedule's result as a summary (`onceflow chaos --schedule-seed`). */
+export const summaryOf = (r: ScheduleResult): ChaosSummary => foldSchedules([r]);
+
+/**
+ * What `onceflow chaos` exits with: 1 on any mismatch, and for a run of several schedules also
+ * when some crash point went unexercised (its proof is incomplete), with why.
+ */
+export const exitOf = (
+  s: ChaosSummary,
+  oneSchedule: boolean,
+): { readonly code: 0 | 1; readonly why?: string } => {
+  const { covered, total } = s.crashPoints;
+  if (s.mismatches > 0) return { code: 1 };
+  if (oneSchedule || covered >= total) return { code: 0 };
+  return {
+    code: 1,
+    why: `only ${covered} of ${total} crash points were exercised: each is forced in turn, so run ${total} or more schedules to prove them all`,
   };
 };
 

@@ -54,6 +54,7 @@ export const register = (program: Command): void => {
           assembly?: string;
         }) => {
           const {
+            exitOf,
             formatSummary,
             projectAssembly,
             runChaos,
@@ -96,15 +97,10 @@ export const register = (program: Command): void => {
             }
             if (o.json) json(summary);
             else console.log(formatSummary(summary));
-            const { covered, total } = summary.crashPoints;
-            const uncovered = o.scheduleSeed === undefined && covered < total;
+            const { code, why } = exitOf(summary, o.scheduleSeed !== undefined);
             // The run still failed its proof: say why, or a clean summary exits 1 unexplained.
-            if (uncovered) {
-              console.error(
-                `only ${covered} of ${total} crash points were exercised: each is forced in turn, so run ${total} or more schedules to prove them all`,
-              );
-            }
-            return summary.mismatches > 0 || uncovered ? 1 : 0;
+            if (why) console.error(why);
+            return code;
           } finally {
             await emulators.stop();
           }

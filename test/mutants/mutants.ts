@@ -1074,4 +1074,26 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'the demo saying the hourly aggregates equal the expected results whatever they are',
     files: ['test/deployed/local-runtime.test.ts'],
   },
+  // A chaos run's summary and exit: what a CI job running chaos reads.
+  {
+    file: 'harness/chaos.ts',
+    from: 'mismatches: sum((r) => r.mismatches),',
+    to: 'mismatches: results.at(-1)?.mismatches ?? 0,',
+    breaks: 'a schedule’s mismatch hidden by the clean schedule folded after it: chaos exits 0',
+    files: ['test/unit/chaos-summary.test.ts'],
+  },
+  {
+    file: 'harness/chaos.ts',
+    from: 'failures: results.flatMap((r) => (r.diff ? [{ seed: r.seed, diff: r.diff }] : [])),',
+    to: 'failures: [],',
+    breaks: 'a failing schedule’s seed never printed: nobody can rerun it',
+    files: ['test/unit/chaos-summary.test.ts'],
+  },
+  {
+    file: 'harness/chaos.ts',
+    from: 'if (s.mismatches > 0) return { code: 1 };',
+    to: '',
+    breaks: 'onceflow chaos exiting 0 on mismatches once every crash point is covered',
+    files: ['test/unit/chaos-summary.test.ts'],
+  },
 ];
