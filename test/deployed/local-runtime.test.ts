@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { runDemo } from '../../local/demo.ts';
@@ -113,64 +113,56 @@ describe('the local runtime', () => {
 });
 
 describe('npm start', () => {
-  it('prints the orders, the hourly aggregates and a chart equal to the expected results', async () => {
+  /** A fresh copy of the stack for the demo, stopped when the test ends. */
+  const startDemoRuntime = async (name: string) => {
     const { assemblyDir, stackName } = inject('assembly');
-    const demoRuntime = await startLocalRuntime({
+    const runtime = await startLocalRuntime({
       assemblyDir,
       stackName,
-      localStackName: uniqueName('demo'),
+      localStackName: uniqueName(name),
       dynamoLocal: sharedDynamoLocal(),
       retryDelaySeconds: 1,
     });
-    try {
-      const printed: string[] = [];
-      const result = await runDemo(demoRuntime, { print: (t) => printed.push(t) });
-      const text = printed.join('\n');
-      expect(result.differences).toEqual([]);
-      expect(result.ok).toBe(true);
-      expect(text).toMatch(/crashes injected: after:TransactWriteItems@/);
-      expect(text).toMatch(/1001 .* paid .* 25\.50 .* USD/);
-      expect(text).toMatch(/2026-10-01T09:00:00Z .* 4 .* placed .* 4 .* 90\.50 USD/);
-      expect(text).toMatch(/2026-10-01 09h │█{40} 4/);
-      expect(text).toContain('✔ orders and hourly aggregates equal the expected results');
-    } finally {
-      await demoRuntime.stop();
-    }
+    onTestFinished(() => runtime.stop());
+    return runtime;
+  };
+
+  it('prints the orders, the hourly aggregates and a chart equal to the expected results', async () => {
+    const demoRuntime = await startDemoRuntime('demo');
+    const printed: string[] = [];
+    const result = await runDemo(demoRuntime, { print: (t) => printed.push(t) });
+    const text = printed.join('\n');
+    expect(result.differences).toEqual([]);
+    expect(result.ok).toBe(true);
+    expect(text).toMatch(/crashes injected: after:TransactWriteItems@/);
+    expect(text).toMatch(/1001 .* paid .* 25\.50 .* USD/);
+    expect(text).toMatch(/2026-10-01T09:00:00Z .* 4 .* placed .* 4 .* 90\.50 USD/);
+    expect(text).toMatch(/2026-10-01 09h │█{40} 4/);
+    expect(text).toContain('✔ orders and hourly aggregates equal the expected results');
   });
 
   it('says what differs from the expected results when the stack already held another order', async () => {
-    const { assemblyDir, stackName } = inject('assembly');
-    const demoRuntime = await startLocalRuntime({
-      assemblyDir,
-      stackName,
-      localStackName: uniqueName('demo-other'),
-      dynamoLocal: sharedDynamoLocal(),
-      retryDelaySeconds: 1,
-    });
-    try {
-      // Sent before the demo, as with `npm start -- --persist` after batches of one's own.
-      await demoRuntime.clients.sqs.send(
-        new SendMessageCommand({
-          QueueUrl: demoRuntime.stack.outputs.OrdersQueueUrl,
-          MessageBody: JSON.stringify({
-            batchId: uniqueName('other'),
-            events: [{ ...placedEvent(uniqueName('o-other')), eventTime: '2026-10-01T09:20:00Z' }],
-          }),
+    const demoRuntime = await startDemoRuntime('demo-other');
+    // Sent before the demo, as with `npm start -- --persist` after batches of one's own.
+    await demoRuntime.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: demoRuntime.stack.outputs.OrdersQueueUrl,
+        MessageBody: JSON.stringify({
+          batchId: uniqueName('other'),
+          events: [{ ...placedEvent(uniqueName('o-other')), eventTime: '2026-10-01T09:20:00Z' }],
         }),
-      );
-      await demoRuntime.drain({ timeoutMs: DEADLINE_MS });
-      const printed: string[] = [];
-      const result = await runDemo(demoRuntime, { print: (t) => printed.push(t) });
-      expect(result.ok).toBe(false);
-      expect(result.differences).toEqual([
-        'orders differ from expected-orders.json',
-        'hourly aggregates differ from expected-hourly.json',
-      ]);
-      expect(printed.join('\n')).toContain(
-        '✘ orders differ from expected-orders.json; hourly aggregates differ from expected-hourly.json',
-      );
-    } finally {
-      await demoRuntime.stop();
-    }
+      }),
+    );
+    await demoRuntime.drain({ timeoutMs: DEADLINE_MS });
+    const printed: string[] = [];
+    const result = await runDemo(demoRuntime, { print: (t) => printed.push(t) });
+    expect(result.ok).toBe(false);
+    expect(result.differences).toEqual([
+      'orders differ from expected-orders.json',
+      'hourly aggregates differ from expected-hourly.json',
+    ]);
+    expect(printed.join('\n')).toContain(
+      '✘ orders differ from expected-orders.json; hourly aggregates differ from expected-hourly.json',
+    );
   });
 });
