@@ -23,10 +23,10 @@ export const exactnessOf = (
   expectedConflicts: number,
 ): Exactness => {
   const events = (hours: PassState['hourly']) => hours.reduce((s, h) => s + h.events, 0);
-  const expectedOrders = new Map(model.orders.map((x) => [x.orderId, JSON.stringify(x)]));
-  const staleOrders =
-    state.orders.filter((x) => expectedOrders.get(x.orderId) !== JSON.stringify(x)).length +
-    Math.max(0, model.orders.length - state.orders.length);
+  const stored = new Map(state.orders.map((x) => [x.orderId, JSON.stringify(x)]));
+  const staleOrders = model.orders.filter(
+    (x) => stored.get(x.orderId) !== JSON.stringify(x),
+  ).length;
   const { conflictsReported } = state;
   const exact =
     JSON.stringify(state.hourly) === JSON.stringify(model.hourly) &&
