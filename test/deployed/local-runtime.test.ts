@@ -141,8 +141,12 @@ describe('npm start', () => {
     expect(text).toContain('✔ orders and hourly aggregates equal the expected results');
   });
 
-  it('says what differs from the expected results when the stack already held another order', async () => {
+  it('says what differs from the expected results when the stack held another order and another crash fired', async () => {
     const demoRuntime = await startDemoRuntime('demo-other');
+    const ingestCommit: CrashRule['when'] = (call, fn) =>
+      call.action === 'TransactWriteItems' && fn.environment.AGGREGATE_QUEUE_URL !== undefined;
+    // A crash before the demo is not the demo's: it must not count.
+    demoRuntime.addCrash({ phase: 'after', when: ingestCommit });
     // Sent before the demo, as with `npm start -- --persist` after batches of one's own.
     await demoRuntime.clients.sqs.send(
       new SendMessageCommand({
@@ -154,15 +158,21 @@ describe('npm start', () => {
       }),
     );
     await demoRuntime.drain({ timeoutMs: DEADLINE_MS });
+    expect(demoRuntime.crashes).toHaveLength(1);
+    // One more crash during the demo, beside the demo's own: the demo must not take it for its own.
+    demoRuntime.addCrash({ phase: 'before', when: ingestCommit });
     const printed: string[] = [];
     const result = await runDemo(demoRuntime, { print: (t) => printed.push(t) });
     expect(result.ok).toBe(false);
     expect(result.differences).toEqual([
       'orders differ from expected-orders.json',
       'hourly aggregates differ from expected-hourly.json',
+      expect.stringMatching(
+        /^expected one injected crash, saw 2: (before|after):TransactWriteItems@\S+, (before|after):TransactWriteItems@\S+$/,
+      ),
     ]);
     expect(printed.join('\n')).toContain(
-      '✘ orders differ from expected-orders.json; hourly aggregates differ from expected-hourly.json',
+      '✘ orders differ from expected-orders.json; hourly aggregates differ from expected-hourly.json; expected one injected crash, saw 2',
     );
   });
 });

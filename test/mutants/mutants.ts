@@ -1096,4 +1096,19 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'onceflow chaos exiting 0 on mismatches once every crash point is covered',
     files: ['test/unit/chaos-summary.test.ts'],
   },
+  // The demo's crash count: its verdict on the crashed delivery.
+  {
+    file: 'local/demo.ts',
+    from: 'if (crashes.length !== 1)',
+    to: 'if (false)',
+    breaks: 'the demo claiming its crashed delivery was counted once when no crash, or two, fired',
+    files: ['test/deployed/local-runtime.test.ts'],
+  },
+  {
+    file: 'local/demo.ts',
+    from: 'runtime.crashes.slice(crashesBefore)',
+    to: 'runtime.crashes.slice(0)',
+    breaks: 'the demo taking crashes fired before it for its own',
+    files: ['test/deployed/local-runtime.test.ts'],
+  },
 ];
