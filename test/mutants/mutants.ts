@@ -22,6 +22,12 @@ export interface Mutant {
 const POLLER_TESTS = ['test/local/poller.test.ts', 'test/unit/fifo-groups.test.ts'];
 /** The chaos judge's own test: each way of breaking the end state, reported. */
 const JUDGE_TESTS = ['test/chaos/judge.test.ts'];
+/** EventBridge's schedule expressions: parsing, next runs, time zones, the rules run. */
+const SCHEDULE_TESTS = [
+  'test/unit/schedule-expression.test.ts',
+  'test/unit/scheduler.test.ts',
+  'test/unit/scheduled-rules.test.ts',
+];
 const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
 const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
@@ -1110,5 +1116,86 @@ export const MUTANTS: readonly Mutant[] = [
     to: 'runtime.crashes.slice(0)',
     breaks: 'the demo taking crashes fired before it for its own',
     files: ['test/deployed/local-runtime.test.ts'],
+  },
+  // EventBridge's schedule expressions, as the local runtime runs its rules and schedules.
+  {
+    file: 'local/schedule-expression.ts',
+    from: 'if (weekday === 7) return day === 1 ? 3 : day - 1;',
+    to: 'if (weekday === 7) return day - 1;',
+    breaks:
+      '`1W` on a Saturday run on the last day of the month before (day 0), not Monday the 3rd',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/schedule-expression.ts',
+    from: 'return day === d.lastDay ? day - 2 : day + 1;',
+    to: 'return day + 1;',
+    breaks: '`LW` on a Sunday run on a day past the month’s end, never',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/schedule-expression.ts',
+    from: 'd.weekday === weekday && d.day + 7 > d.lastDay',
+    to: 'd.weekday === weekday && d.day + 7 >= d.lastDay',
+    breaks:
+      '`5L` (the last Thursday) also run on the one before, when it falls a week before the month’s end',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/schedule-expression.ts',
+    from: 'Math.ceil(d.day / 7) === k',
+    to: 'Math.floor(d.day / 7) + 1 === k',
+    breaks: '`n#k` counting the 7th as a month’s second week',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/schedule-expression.ts',
+    from: '(stepText === undefined ? from : spec.max)',
+    to: 'from',
+    breaks: '`5/15` run only at 5, not every 15 from 5 to the field’s end',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/schedule-expression.ts',
+    from: '(((to - from) % span) + span) % span',
+    to: 'to - from',
+    breaks: 'a range past the week’s end (`FRI-MON`) taken as nothing',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/schedule-expression.ts',
+    from: "if ((dom === '?') === (dow === '?'))",
+    to: "if (dom === '?' && dow === '?')",
+    breaks: 'a cron with both day fields set accepted, where PutRule refuses it',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/schedule-expression.ts',
+    from: "value < 1 || (value === 1) !== (rate[3] === '')",
+    to: 'value < 1',
+    breaks: '`rate(5 minute)` accepted, where PutRule refuses it',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/schedule-expression.ts',
+    from: '[day, fromMinute] = [day + 1, 0];',
+    to: '[day, fromMinute] = [day + 1, fromMinute];',
+    breaks:
+      'a day after the first one searched from the first one’s time of day: runs early in the day skipped',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/schedule-expression.ts',
+    from: '.filter((t) => wallOf(t, zone) === wallMs)',
+    to: '',
+    breaks: 'a wall time the clocks skip run anyway, at an instant whose clock reads another time',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/schedule-expression.ts',
+    from: 'const [first] = instantsOfWall(next, zone);',
+    to: 'const first = instantsOfWall(next, zone).at(-1);',
+    breaks: 'a wall time the clocks repeat run the second time, an hour late, instead of the first',
+    files: SCHEDULE_TESTS,
   },
 ];

@@ -103,6 +103,8 @@ describe('EventBridge cron expressions, in UTC', () => {
     expect(next('cron(0 9 LW * ? *)', '2027-01-15T00:00:00Z')).toBe('2027-01-29T09:00:00Z');
     // The last Friday (6) of the month, and the first Monday (2#1).
     expect(next('cron(0 9 ? * 6L *)', now)).toBe('2026-12-25T09:00:00Z');
+    // The last Thursday (5) of December 2026 is its last day: the 24th is a week before it.
+    expect(next('cron(0 9 ? * 5L *)', now)).toBe('2026-12-31T09:00:00Z');
     expect(runs('cron(0 9 ? * 2#1 *)', now, 2)).toEqual([
       '2026-12-07T09:00:00Z',
       '2027-01-04T09:00:00Z',
@@ -148,6 +150,33 @@ describe('EventBridge cron expressions, in UTC', () => {
     ];
     for (const [expression, why] of refusals)
       expect(() => parseScheduleExpression(expression), expression).toThrow(why);
+  });
+
+  it('runs a month’s last and nth weekday on the day they name, for any month', () => {
+    const DAY = 86_400_000;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 7 }),
+        fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+        fc.integer({ min: at('2026-01-01T00:00:00Z'), max: at('2032-12-31T00:00:00Z') }),
+        (weekday, week, t) => {
+          const dow = week === undefined ? `${weekday}L` : `${weekday}#${week}`;
+          const found = nextRun(parseScheduleExpression(`cron(0 9 ? * ${dow} *)`), t, t);
+          if (found === undefined) throw new Error(`${dow} never runs after ${t}`);
+          const day = new Date(found);
+          expect(day.getUTCDay() + 1).toBe(weekday);
+          const sameWeekday = (offsetDays: number) =>
+            new Date(found + offsetDays * DAY).getUTCMonth() === day.getUTCMonth();
+          if (week === undefined) expect(sameWeekday(7)).toBe(false);
+          else {
+            // Exactly week − 1 of the same weekday earlier in the month.
+            const earlier = [1, 2, 3, 4].filter((w) => sameWeekday(-7 * w)).length;
+            expect(earlier).toBe(week - 1);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   it('finds the first minute that the expression names, after any time, for any expression', () => {
