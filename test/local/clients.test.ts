@@ -115,12 +115,14 @@ describe('the AWS SDK for JavaScript v2 over SQS’s query protocol', () => {
     expect(attributes.Attributes?.QueueArn).toMatch(/^arn:aws:sqs:us-east-1:\d{12}:/);
     expect((await v2.sqs.listQueueTags({ QueueUrl }).promise()).Tags).toEqual({ team: 'orders' });
 
-    // Markup and an emoji in the body, binary and string attributes: the MD5s the SDK checks
+    // Markup, a CR LF (which a conforming XML parser, the AWS CLI's, reads as LF unless it is
+    // escaped) and an emoji in the body, binary and string attributes: the MD5s the SDK checks
     // cover all of them.
+    const body = '<order id="1">shipped & paid\r\n\u{1F4E6}</order>';
     await v2.sqs
       .sendMessage({
         QueueUrl,
-        MessageBody: '<order id="1">shipped & paid \u{1F4E6}</order>',
+        MessageBody: body,
         MessageAttributes: {
           source: { DataType: 'String', StringValue: 'pos-7' },
           blob: { DataType: 'Binary', BinaryValue: Buffer.from([0, 1, 2, 255]) },
@@ -136,7 +138,7 @@ describe('the AWS SDK for JavaScript v2 over SQS’s query protocol', () => {
       })
       .promise();
     const [message] = received.Messages ?? [];
-    expect(message?.Body).toBe('<order id="1">shipped & paid \u{1F4E6}</order>');
+    expect(message?.Body).toBe(body);
     expect(message?.Attributes?.ApproximateReceiveCount).toBe('1');
     expect(message?.MessageAttributes?.source?.StringValue).toBe('pos-7');
     expect(Buffer.from(message?.MessageAttributes?.blob?.BinaryValue as Buffer)).toEqual(

@@ -564,15 +564,20 @@ describe('Lambda’s API on the local edge', () => {
     expect(await mappings()).toEqual([]);
 
     const created = await lambda.send(
+      // No BatchSize nor batching window: Lambda's defaults for SQS, 10 messages and none.
       new CreateEventSourceMappingCommand({
         FunctionName,
         EventSourceArn,
-        BatchSize: 10,
         ScalingConfig: { MaximumConcurrency: 10 },
         FunctionResponseTypes: ['ReportBatchItemFailures'],
       }),
     );
-    expect(created).toMatchObject({ State: 'Creating', BatchSize: 10, EventSourceArn });
+    expect(created).toMatchObject({
+      State: 'Creating',
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: 0,
+      EventSourceArn,
+    });
     expect(created.UUID).not.toBe(mapping?.UUID);
     expect(await mappingState(created.UUID)).toBe('Enabled');
     expect((await mappings()).map((m) => [m.UUID, m.FunctionResponseTypes])).toEqual([

@@ -28,6 +28,19 @@ const SCHEDULE_TESTS = [
   'test/unit/scheduler.test.ts',
   'test/unit/scheduled-rules.test.ts',
 ];
+/** Lambda's event source mapping API on the local edge, and redeploys that change mappings. */
+const MAPPING_API_TESTS = [
+  'test/local/lambda-api.test.ts',
+  'test/local/reserved-concurrency.test.ts',
+  'test/local/hot-swap.test.ts',
+  'test/unit/hot-swap.test.ts',
+];
+/** SQS's query protocol, translated at the edge, and the clients that speak it. */
+const QUERY_PROTOCOL_TESTS = [
+  'test/unit/sqs-query.test.ts',
+  'test/local/clients.test.ts',
+  'test/emulators/abandoned-receives.test.ts',
+];
 const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
 const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
@@ -1197,5 +1210,118 @@ export const MUTANTS: readonly Mutant[] = [
     to: 'const first = instantsOfWall(next, zone).at(-1);',
     breaks: 'a wall time the clocks repeat run the second time, an hour late, instead of the first',
     files: SCHEDULE_TESTS,
+  },
+  // Lambda's event source mapping API on the local edge: what an operator pausing or resizing a trigger meets.
+  {
+    file: 'local/lambda-mappings-api.ts',
+    from: 'maxConcurrency: c.scaling ? c.scaling.maxConcurrency : before.maxConcurrency',
+    to: 'maxConcurrency: c.scaling?.maxConcurrency ?? before.maxConcurrency',
+    breaks: 'an empty ScalingConfig keeping the concurrency cap, where Lambda removes it',
+    files: MAPPING_API_TESTS,
+  },
+  {
+    file: 'local/lambda-mappings-api.ts',
+    from: "if (state !== 'Enabled' && state !== 'Disabled')",
+    to: 'if (false)',
+    breaks:
+      'a change taken by a mapping still Disabling, where Lambda answers ResourceInUseException',
+    files: MAPPING_API_TESTS,
+  },
+  {
+    file: 'local/lambda-mappings-api.ts',
+    from: '  if (existing)\n',
+    to: '  if (false)\n',
+    breaks:
+      'a second mapping of one function to one queue created, where Lambda answers ResourceConflictException',
+    files: MAPPING_API_TESTS,
+  },
+  {
+    file: 'local/lambda-mappings-api.ts',
+    from: 'batchSize: o.BatchSize ?? 10,',
+    to: 'batchSize: o.BatchSize ?? 100,',
+    breaks: 'a mapping created without BatchSize taking 100 messages, not Lambda’s 10',
+    files: MAPPING_API_TESTS,
+  },
+  {
+    file: 'local/lambda-mappings-api.ts',
+    from: '  const refusal = mappingRefusal({ ...next, ...m.limits() });\n  if (refusal) return { refusal };\n',
+    to: '  const refusal = undefined;\n',
+    breaks:
+      'an update Lambda refuses (a window of 0 with more than 10 messages, a timeout past the queue’s visibility) applied',
+    files: MAPPING_API_TESTS,
+  },
+  {
+    file: 'local/lambda-mappings-api.ts',
+    from: 'if (kept) resources[c.logicalId] = kept;',
+    to: '',
+    breaks:
+      'a redeploy refused for a mapping recorded as deployed: the next redeploy compares with what does not run',
+    files: MAPPING_API_TESTS,
+  },
+  {
+    file: 'local/lambda-mappings-api.ts',
+    from: '.filter(({ m }) => fn === undefined || m.functionName === fn)',
+    to: '.filter(() => true)',
+    breaks: 'ListEventSourceMappings for one function listing every function’s mappings',
+    files: MAPPING_API_TESTS,
+  },
+  {
+    file: 'local/lambda-mappings-api.ts',
+    from: 'if (moved.length > 0) m.configure(next);',
+    to: 'if (moved.length > 1) m.configure(next);',
+    breaks: 'an update that moves one setting answered Updating and not applied',
+    files: MAPPING_API_TESTS,
+  },
+  {
+    file: 'local/lambda-mappings-api.ts',
+    from: 'm = backend.mappingControl.create(name, queueArn, settings, o.Enabled ?? true);',
+    to: 'm = backend.mappingControl.create(name, queueArn, settings, o.Enabled ?? false);',
+    breaks: 'a mapping created without Enabled left disabled, where Lambda enables it',
+    files: MAPPING_API_TESTS,
+  },
+  // SQS's query protocol at the edge: the AWS CLI v2.9 and the SDK v2 speak it.
+  {
+    file: 'local/sqs-query.ts',
+    from: "  'WaitTimeSeconds',\n",
+    to: '',
+    breaks: 'a long poll’s WaitTimeSeconds passed on as text, which the JSON protocol refuses',
+    files: QUERY_PROTOCOL_TESTS,
+  },
+  {
+    file: 'local/sqs-query.ts',
+    from: '/[&<>"\'\\r]/g',
+    to: '/[&<>"\']/g',
+    breaks:
+      'a carriage return in a body sent raw in the XML, which a conforming parser (the AWS CLI’s) reads as a line feed: the body changed and its MD5 wrong',
+    files: QUERY_PROTOCOL_TESTS,
+  },
+  {
+    file: 'local/sqs-query.ts',
+    from: '.sort((a, b) => Number(a) - Number(b))',
+    to: '.sort()',
+    breaks: 'a batch’s tenth entry read before its second: entries out of the order they were sent',
+    files: QUERY_PROTOCOL_TESTS,
+  },
+  {
+    file: 'local/sqs-query.ts',
+    from: "const type = fault || (answer.status >= 500 ? 'Receiver' : 'Sender');",
+    to: "const type = fault || 'Sender';",
+    breaks: 'a server error reported as the caller’s fault, which clients do not retry',
+    files: QUERY_PROTOCOL_TESTS,
+  },
+  {
+    file: 'local/sqs-query.ts',
+    from: "if (action === 'ReceiveMessage' && (res.closed || res.destroyed))",
+    to: 'if (false)',
+    breaks:
+      'messages taken by a long poll whose caller left kept in flight until their visibility timeout',
+    files: QUERY_PROTOCOL_TESTS,
+  },
+  {
+    file: 'local/sqs-query.ts',
+    from: '    body.QueueUrl === undefined &&\n    queuePath &&',
+    to: '    body.QueueUrl === undefined &&\n    queuePath === null &&',
+    breaks: 'a queue addressed by the request’s path (as the AWS CLI does) left without a QueueUrl',
+    files: QUERY_PROTOCOL_TESTS,
   },
 ];
