@@ -293,6 +293,26 @@ export const judgeScheduled = (
       },
 ];
 
+/**
+ * A trigger's state: Enabled polls; Disabled and Disabling (its running batches finish first)
+ * leave the messages in the queue until someone resumes it; Creating, Enabling and Updating are a
+ * change under way, which a check taken a minute later reads settled.
+ */
+const judgeTrigger = (fn: QueueFunction, m: EventSourceMappingConfiguration): Finding => {
+  if (m.State === 'Enabled')
+    return { subject: fn, name: 'trigger', verdict: 'ok', detail: `${m.UUID}: Enabled` };
+  const since = `${m.UUID}: ${m.State}${m.LastModified ? ` since ${m.LastModified.toISOString()}` : ''}`;
+  const stopped = m.State === 'Disabled' || m.State === 'Disabling';
+  return {
+    subject: fn,
+    name: 'trigger',
+    verdict: 'warn',
+    detail: stopped
+      ? `${since}: ${m.State === 'Disabling' ? 'the batches it runs finish, then ' : ''}its messages wait in the queue (\`onceflow resume ${fn}\`)`
+      : `${since}: a change under way; until it is Enabled its messages may wait in the queue (run \`onceflow check\` again)`,
+  };
+};
+
 /** A queue-fed function's trigger and its reserved concurrency. */
 export const judgeFunction = (fn: QueueFunction, f: FunctionFacts): Finding[] => {
   if (f.mappings.length === 0)
@@ -319,17 +339,7 @@ export const judgeFunction = (fn: QueueFunction, f: FunctionFacts): Finding[] =>
           detail: `${m.UUID} lacks ReportBatchItemFailures: Lambda ignores the failures the function reports, so a batch with a failed message counts as a success and that message is deleted unapplied`,
         },
   );
-  for (const m of f.mappings)
-    findings.push(
-      m.State === 'Enabled'
-        ? { subject: fn, name: 'trigger', verdict: 'ok', detail: `${m.UUID}: Enabled` }
-        : {
-            subject: fn,
-            name: 'trigger',
-            verdict: 'warn',
-            detail: `${m.UUID}: ${m.State}${m.LastModified ? ` since ${m.LastModified.toISOString()}` : ''}: its messages wait in the queue (\`onceflow resume ${fn}\`)`,
-          },
-    );
+  for (const m of f.mappings) findings.push(judgeTrigger(fn, m));
   const reserved = f.reservedConcurrency;
   const cap = Math.max(...f.mappings.map((m) => m.ScalingConfig?.MaximumConcurrency ?? 0));
   if (reserved === 0)

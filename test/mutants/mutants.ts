@@ -41,6 +41,8 @@ const QUERY_PROTOCOL_TESTS = [
   'test/local/clients.test.ts',
   'test/emulators/abandoned-receives.test.ts',
 ];
+/** `onceflow check`'s rules and the repairs it plans. */
+const CHECK_TESTS = ['test/unit/check.test.ts', 'test/unit/check-fixes.test.ts'];
 const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
 const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
@@ -1323,5 +1325,93 @@ export const MUTANTS: readonly Mutant[] = [
     to: '    body.QueueUrl === undefined &&\n    queuePath === null &&',
     breaks: 'a queue addressed by the request’s path (as the AWS CLI does) left without a QueueUrl',
     files: QUERY_PROTOCOL_TESTS,
+  },
+  // `onceflow check`'s rules: what it calls a failure, a warning or fine.
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: '...(q.visibilityTimeoutS >= advised',
+    to: '...(q.visibilityTimeoutS > advised',
+    breaks: 'a visibility timeout of exactly what AWS advises warned of',
+    files: CHECK_TESTS,
+  },
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: 'const advised = VISIBILITY_FACTOR * fn.timeoutS + window;',
+    to: 'const advised = VISIBILITY_FACTOR * fn.timeoutS;',
+    breaks:
+      'a visibility timeout advised without the trigger’s batching window, which a batch also waits out',
+    files: CHECK_TESTS,
+  },
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: 'q.visibilityTimeoutS < fn.timeoutS ?',
+    to: 'q.visibilityTimeoutS > fn.timeoutS ?',
+    breaks:
+      'a visibility timeout shorter than the function’s timeout not said to run a batch twice at once',
+    files: CHECK_TESTS,
+  },
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: '          : q.dlqRetentionS > q.retentionS\n',
+    to: '          : q.dlqRetentionS >= q.retentionS\n',
+    breaks:
+      'a DLQ that keeps messages no longer than its queue passed, where a redriven message may expire in it',
+    files: CHECK_TESTS,
+  },
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: '        q.fifo\n          ? {',
+    to: '        false\n          ? {',
+    breaks: 'a FIFO queue’s DLQ warned of for a retention it restarts from the move',
+    files: CHECK_TESTS,
+  },
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: 'maxReceiveCount >= MIN_RECEIVES',
+    to: 'maxReceiveCount > MIN_RECEIVES',
+    breaks: 'AWS’s advised 5 receives warned of',
+    files: CHECK_TESTS,
+  },
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: 'aggregateQueue.delaySeconds >= windowS',
+    to: 'aggregateQueue.delaySeconds > windowS',
+    breaks: 'an aggregate queue delayed exactly ingest’s coalescing window failed',
+    files: CHECK_TESTS,
+  },
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: '  if (!aggregateQueue.fifo)\n',
+    to: '  if (false)\n',
+    breaks: 'coalescing on a standard queue, whose sends fail after each commit, passed',
+    files: CHECK_TESTS,
+  },
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: 'filter(([name, value]) => environment[name] !== value)',
+    to: 'filter(([name, value]) => environment[name] !== value && environment[name] !== undefined)',
+    breaks: 'a function with no table or bucket variable at all passed as wired',
+    files: CHECK_TESTS,
+  },
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: 'else if (reserved !== undefined && cap > reserved)',
+    to: 'else if (reserved !== undefined && cap >= reserved)',
+    breaks: 'a reservation equal to the trigger’s maximum concurrency, as AWS advises, warned of',
+    files: CHECK_TESTS,
+  },
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: "  if (m.State === 'Enabled')\n    return { subject: fn, name: 'trigger', verdict: 'ok'",
+    to: "  if (m.State !== 'Disabled')\n    return { subject: fn, name: 'trigger', verdict: 'ok'",
+    breaks: 'a trigger still Disabling, or Creating, reported running',
+    files: CHECK_TESTS,
+  },
+  {
+    file: 'cli/commands/check-rules.ts',
+    from: "const stopped = m.State === 'Disabled' || m.State === 'Disabling';",
+    to: "const stopped = m.State === 'Disabled';",
+    breaks: 'a trigger being paused reported as a change under way, not as stopping',
+    files: CHECK_TESTS,
   },
 ];

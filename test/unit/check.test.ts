@@ -125,6 +125,27 @@ describe('onceflow check', () => {
       'm-1: Disabled since 2026-12-05T23:41:07.000Z: its messages wait in the queue (`onceflow resume ingest`)',
     );
     expect(paused[2]?.detail).toContain("4, under the trigger's maximum concurrency of 10");
+    // On its way to Disabled: stopping. A change under way: not settled, so not said to be fine.
+    const inState = (State: string) =>
+      judgeFunction('ingest', { ...fn, mappings: [{ ...fn.mappings[0], State }] })[1];
+    expect(inState('Disabling')).toMatchObject({
+      name: 'trigger',
+      verdict: 'warn',
+      detail:
+        'm-1: Disabling: the batches it runs finish, then its messages wait in the queue (`onceflow resume ingest`)',
+    });
+    for (const State of ['Creating', 'Enabling', 'Updating'])
+      expect(inState(State)).toMatchObject({
+        name: 'trigger',
+        verdict: 'warn',
+        detail: `m-1: ${State}: a change under way; until it is Enabled its messages may wait in the queue (run \`onceflow check\` again)`,
+      });
+    // A reservation of the maximum concurrency itself, as AWS advises, is enough.
+    expect(judgeFunction('ingest', { ...fn, reservedConcurrency: 10 })[2]).toMatchObject({
+      name: 'reserved concurrency',
+      verdict: 'ok',
+      detail: '10',
+    });
   });
 
   it('fails a coalescing window the aggregate queue does not delay its notifications by, or a standard queue under one', () => {
@@ -134,7 +155,10 @@ describe('onceflow check', () => {
     const [short] = judgeCoalescing({ ...fifo, delaySeconds: 1 }, ingest);
     expect(short).toMatchObject({ verdict: 'fail' });
     expect(short?.detail).toContain("delivery delay 1 s, under ingest's 2 s window");
-    expect(judgeCoalescing(queue, ingest)).toMatchObject([{ verdict: 'fail' }]);
+    // A standard queue fails however long its delay: it refuses the deduplication ids.
+    const [standard] = judgeCoalescing({ ...queue, delaySeconds: 2 }, ingest);
+    expect(standard).toMatchObject({ verdict: 'fail' });
+    expect(standard?.detail).toContain('which takes a FIFO queue');
     // No window: a standard queue delivers every notification, with no delay needed.
     expect(judgeCoalescing(queue, fn)).toMatchObject([{ verdict: 'ok' }]);
   });
