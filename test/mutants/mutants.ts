@@ -43,6 +43,8 @@ const QUERY_PROTOCOL_TESTS = [
 ];
 /** `onceflow check`'s rules and the repairs it plans. */
 const CHECK_TESTS = ['test/unit/check.test.ts', 'test/unit/check-fixes.test.ts'];
+/** The stack's contract, synthesized. */
+const STACK_TESTS = ['test/infra/stack.test.ts'];
 const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
 const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
@@ -1413,5 +1415,88 @@ export const MUTANTS: readonly Mutant[] = [
     to: "const stopped = m.State === 'Disabled';",
     breaks: 'a trigger being paused reported as a change under way, not as stopping',
     files: CHECK_TESTS,
+  },
+  // The deployed contract: what `cdk deploy` sets that the guarantees rest on.
+  {
+    file: 'infra/constructs/sqs-function.ts',
+    from: 'reportBatchItemFailures: true,',
+    to: 'reportBatchItemFailures: false,',
+    breaks:
+      'a deployed trigger without partial batch responses: a batch with one failed message deleted whole, unapplied',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/constructs/sqs-function.ts',
+    from: 'const needed = 6 * this.timeout.toSeconds() + this.maxBatchingWindow.toSeconds();',
+    to: 'const needed = this.timeout.toSeconds();',
+    breaks: 'a visibility timeout under AWS’s 6 × timeout + window deployed without a word',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/constructs/queue-with-dlq.ts',
+    from: 'this.maxReceiveCount = props.maxReceiveCount ?? 5;',
+    to: 'this.maxReceiveCount = props.maxReceiveCount ?? 1;',
+    breaks: 'a message moved to the DLQ after one throttled or failed receive',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/constructs/queue-with-dlq.ts',
+    from: 'if (dlqRetention.toSeconds() <= retention.toSeconds()) {',
+    to: 'if (dlqRetention.toSeconds() < retention.toSeconds()) {',
+    breaks:
+      'a DLQ that keeps messages no longer than its queue deployed: a redriven message may expire in it',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/constructs/queue-with-dlq.ts',
+    from: '      enforceSSL: true,\n      retentionPeriod: dlqRetention,',
+    to: '      enforceSSL: false,\n      retentionPeriod: dlqRetention,',
+    breaks: 'a DLQ that takes requests over plain HTTP',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/constructs/queue-with-dlq.ts',
+    from: 'deduplicationScope: DeduplicationScope.MESSAGE_GROUP,',
+    to: 'deduplicationScope: DeduplicationScope.QUEUE,',
+    breaks: 'the aggregate queue deduplicating across hours: throughput per queue, not per hour',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/onceflow-stack.ts',
+    from: '? { fifo: true, deliveryDelay: Duration.seconds(coalesceSeconds) }',
+    to: '? { fifo: true }',
+    breaks:
+      'coalesced notifications delivered at once: a dropped copy’s batch may commit after its hour is read',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/onceflow-stack.ts',
+    from: 'MAX_BODY_BYTES: String(this.ordersQueue.maxMessageSizeBytes),',
+    to: 'MAX_BODY_BYTES: String(256 * 1024),',
+    breaks: 'a body the queue accepts (up to 1 MiB) quarantined as oversize by ingest',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/onceflow-stack.ts',
+    from: '    6 * (t?.timeout ?? Duration.seconds(30)).toSeconds() +\n      (t?.maxBatchingWindow ?? Duration.seconds(0)).toSeconds(),',
+    to: '    6 * (t?.timeout ?? Duration.seconds(30)).toSeconds(),',
+    breaks: 'a queue’s visibility timeout sized without its trigger’s batching window',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/constructs/order-table.ts',
+    from: 'pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },',
+    to: 'pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: false },',
+    breaks:
+      'a table with no point-in-time recovery: the recovery drill has nothing to restore from',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/constructs/order-table.ts',
+    from: 'projectionType: ProjectionType.INCLUDE,\n          nonKeyAttributes: [...OrderTable.PENDING_INDEX.projected],',
+    to: 'projectionType: ProjectionType.KEYS_ONLY,',
+    breaks:
+      'the pending index without the archive key: status and the watcher cannot name a pending batch’s archive',
+    files: STACK_TESTS,
   },
 ];
