@@ -567,6 +567,35 @@ describe('the onceflow stack', () => {
       'onceflow/RejectedMessages',
       'onceflow/TooLateEvents',
     ]);
+    // No data is no trouble: an idle pipeline's alarms stay OK, and one bad minute is enough.
+    const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+    expect(
+      new Set(
+        alarms.map((r) => `${r.Properties.TreatMissingData} ${r.Properties.EvaluationPeriods}`),
+      ),
+    ).toEqual(new Set(['notBreaching 1']));
+    // One message in a DLQ, the most seen in the minute; a message waiting 5 minutes, the oldest.
+    const queueAlarm = (MetricName: string, Threshold: number) =>
+      template.resourcePropertiesCountIs(
+        'AWS::CloudWatch::Alarm',
+        {
+          Namespace: 'AWS/SQS',
+          MetricName,
+          Statistic: 'Maximum',
+          Period: 60,
+          Threshold,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        },
+        2,
+      );
+    queueAlarm('ApproximateNumberOfMessagesVisible', 1);
+    queueAlarm('ApproximateAgeOfOldestMessage', 300);
+    for (const MetricName of ['Errors', 'Throttles'])
+      template.resourcePropertiesCountIs(
+        'AWS::CloudWatch::Alarm',
+        { Namespace: 'AWS/Lambda', MetricName, Statistic: 'Sum', Threshold: 1 },
+        4,
+      );
     // A batch in progress for 15 minutes (three watcher runs): its message is stuck.
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'onceflow',

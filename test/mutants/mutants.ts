@@ -1499,4 +1499,33 @@ export const MUTANTS: readonly Mutant[] = [
       'the pending index without the archive key: status and the watcher cannot name a pending batch’s archive',
     files: STACK_TESTS,
   },
+  {
+    file: 'infra/constructs/alarms.ts',
+    from: '          treatMissingData: TreatMissingData.NOT_BREACHING,',
+    to: '          treatMissingData: TreatMissingData.BREACHING,',
+    breaks: 'every alarm in ALARM whenever its metric has no data: an idle pipeline pages someone',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/constructs/alarms.ts',
+    from: "metric: q.dlq.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),\n        threshold: 1,",
+    to: "metric: q.dlq.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),\n        threshold: 10,",
+    breaks: 'nine messages in a DLQ raise no alarm',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/constructs/alarms.ts',
+    from: "metric: q.queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' }),",
+    to: "metric: q.queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Minimum' }),",
+    breaks:
+      'a stuck message’s age read as the minimum over the minute: the backlog alarm late or silent',
+    files: STACK_TESTS,
+  },
+  {
+    file: 'infra/constructs/alarms.ts',
+    from: "          'Maximum',\n        ),\n        threshold: (props.maxPendingAge ?? Duration.minutes(15)).toSeconds(),",
+    to: "          'Average',\n        ),\n        threshold: (props.maxPendingAge ?? Duration.minutes(15)).toSeconds(),",
+    breaks: 'a batch pending too long averaged away with the watcher’s runs that saw none',
+    files: STACK_TESTS,
+  },
 ];
