@@ -45,6 +45,12 @@ const QUERY_PROTOCOL_TESTS = [
 const CHECK_TESTS = ['test/unit/check.test.ts', 'test/unit/check-fixes.test.ts'];
 /** The stack's contract, synthesized. */
 const STACK_TESTS = ['test/infra/stack.test.ts'];
+/** Settings and currencies, read at the edge. */
+const CONFIG_TESTS = [
+  'test/unit/config.test.ts',
+  'test/unit/money-time.test.ts',
+  'test/unit/schema.test.ts',
+];
 const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
 const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
@@ -1527,5 +1533,63 @@ export const MUTANTS: readonly Mutant[] = [
     to: "          'Average',\n        ),\n        threshold: (props.maxPendingAge ?? Duration.minutes(15)).toSeconds(),",
     breaks: 'a batch pending too long averaged away with the watcher’s runs that saw none',
     files: STACK_TESTS,
+  },
+  // Settings and currencies: what a deployment and an order's amount are read with.
+  {
+    file: 'shared/config.ts',
+    from: 'e.LEDGER_RETENTION_DAYS * 86_400',
+    to: 'e.LEDGER_RETENTION_DAYS * 3_600',
+    breaks: 'a ledger retention of days read as hours: claims expire before redeliveries stop',
+    files: CONFIG_TESTS,
+  },
+  {
+    file: 'shared/config.ts',
+    from: "    v.regex(/^\\d+$/, 'must be a whole number'),\n",
+    to: '',
+    breaks: 'a setting of 1.5 or 1e3 taken as a number, where the variable must be a whole number',
+    files: CONFIG_TESTS,
+  },
+  {
+    file: 'shared/config.ts',
+    from: "S3_FORCE_PATH_STYLE: v.optional(flag, 'false'),",
+    to: "S3_FORCE_PATH_STYLE: v.optional(flag, 'true'),",
+    breaks: 'path-style S3 addressing on AWS by default, where virtual-hosted style is the rule',
+    files: CONFIG_TESTS,
+  },
+  {
+    file: 'shared/config.ts',
+    from: "ALLOWED_LATENESS_MINUTES: v.optional(integer(0, 10_080), '120'),",
+    to: "ALLOWED_LATENESS_MINUTES: v.optional(integer(0, 10_080), '60'),",
+    breaks: 'hours finalized an hour sooner than the documented 2 hours of lateness',
+    files: CONFIG_TESTS,
+  },
+  {
+    file: 'shared/config.ts',
+    from: "const required = v.pipe(v.string('is required'), v.minLength(1, 'is required'));",
+    to: "const required = v.string('is required');",
+    breaks: 'an empty TABLE_NAME accepted at start, failing every request later instead',
+    files: CONFIG_TESTS,
+  },
+  {
+    file: 'shared/currencies.ts',
+    from: "3: 'BHD IQD JOD KWD LYD OMR TND',",
+    to: "3: 'BHD IQD JOD LYD OMR TND',",
+    breaks: 'orders in Kuwaiti dinars refused as an unknown currency',
+    files: CONFIG_TESTS,
+  },
+  {
+    file: 'shared/currencies.ts',
+    from: 'ISK JPY KMF',
+    to: 'ISK KMF',
+    breaks: 'orders in yen refused as an unknown currency',
+    files: CONFIG_TESTS,
+  },
+  {
+    file: 'shared/currencies.ts',
+    from: 'export const MAX_CURRENCY_EXPONENT = Math.max(...EXPONENTS.values());',
+    to: 'export const MAX_CURRENCY_EXPONENT = 2;',
+    breaks:
+      'an amount with three or four fraction digits (KWD, CLF) refused before its currency is known',
+    files: CONFIG_TESTS,
   },
 ];

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { loadAggregateConfig, loadIngestConfig, loadTracingConfig } from '../../shared/config.ts';
+import {
+  loadAggregateConfig,
+  loadFinalizeConfig,
+  loadIngestConfig,
+  loadTracingConfig,
+  loadWatchConfig,
+} from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 
 const env = { TABLE_NAME: 't', BUCKET_NAME: 'b', AGGREGATE_QUEUE_URL: 'http://q' };
@@ -20,12 +26,35 @@ describe('configuration', () => {
     });
   });
 
+  it('fills the finalizer’s and the watcher’s documented defaults', () => {
+    const aws = { region: 'eu-west-1', endpoint: undefined, s3ForcePathStyle: false };
+    expect(
+      loadFinalizeConfig({ TABLE_NAME: 't', BUCKET_NAME: 'b', AWS_REGION: 'eu-west-1' }),
+    ).toEqual({
+      aws,
+      tableName: 't',
+      bucketName: 'b',
+      allowedLatenessMinutes: 120,
+      maxHoursPerRun: 168,
+      latePolicy: 'amend',
+    });
+    expect(loadWatchConfig({ TABLE_NAME: 't', AWS_REGION: 'eu-west-1' })).toEqual({
+      aws,
+      tableName: 't',
+    });
+  });
+
   it('fails naming every missing variable', () => {
     expect(() => loadIngestConfig({ TABLE_NAME: 't' })).toThrow(ConfigError);
     expect(() => loadIngestConfig({ TABLE_NAME: 't' })).toThrow(
       /BUCKET_NAME: is required; AGGREGATE_QUEUE_URL: is required/,
     );
     expect(() => loadAggregateConfig({})).toThrow(/TABLE_NAME: is required/);
+    // Set but empty, as a template with an unresolved value may leave it: still missing.
+    expect(() => loadAggregateConfig({ TABLE_NAME: '', BUCKET_NAME: 'b' })).toThrow(
+      /TABLE_NAME: is required/,
+    );
+    expect(() => loadWatchConfig({})).toThrow(/TABLE_NAME: is required/);
   });
 
   it('fails naming a malformed variable', () => {
