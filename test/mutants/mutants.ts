@@ -51,6 +51,8 @@ const CONFIG_TESTS = [
   'test/unit/money-time.test.ts',
   'test/unit/schema.test.ts',
 ];
+/** The bench's meters and prices. */
+const BILLING_TESTS = ['test/bench/billing.test.ts', 'test/bench/capacity.test.ts'];
 const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
 const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
@@ -1591,5 +1593,69 @@ export const MUTANTS: readonly Mutant[] = [
     breaks:
       'an amount with three or four fraction digits (KWD, CLF) refused before its currency is known',
     files: CONFIG_TESTS,
+  },
+  // The bench's billing: the units and prices behind dollars per million events.
+  {
+    file: 'harness/bench/meter.ts',
+    from: 'const requests = Math.max(1, Math.ceil(payload / SQS_CHUNK_BYTES));',
+    to: 'const requests = Math.max(1, Math.round(payload / SQS_CHUNK_BYTES));',
+    breaks: 'an SQS request’s part of a 64 KB chunk not billed: dollars per million events low',
+    files: BILLING_TESTS,
+  },
+  {
+    file: 'harness/bench/meter.ts',
+    from: 'bytes((output.Messages ?? []).map((m) => m.Body));',
+    to: '0;',
+    breaks: 'receives billed as if they brought nothing back',
+    files: BILLING_TESTS,
+  },
+  {
+    file: 'harness/bench/meter.ts',
+    from: "if (input.QueueUrl?.endsWith('.fifo')) this.sqsFifoRequests += requests;",
+    to: '',
+    breaks: 'the coalescing FIFO queue’s requests priced as a standard queue’s',
+    files: BILLING_TESTS,
+  },
+  {
+    file: 'harness/bench/meter.ts',
+    from: "Buffer.byteLength(t ?? '', 'utf8')",
+    to: "(t ?? '').length",
+    breaks: 'SQS payload counted in UTF-16 characters, not the bytes AWS bills',
+    files: BILLING_TESTS,
+  },
+  {
+    file: 'harness/bench/meter.ts',
+    from: '/^(Put|Copy|Post|List|Create|Upload|Complete)/',
+    to: '/^(Put|Copy|Post|Create|Upload|Complete)/',
+    breaks: 'S3 LIST requests priced as GETs, at 8% of their price',
+    files: BILLING_TESTS,
+  },
+  {
+    file: 'harness/bench/meter.ts',
+    from: 'this.gbSeconds += (ms / 1000) * (memoryMb / 1024);',
+    to: 'this.gbSeconds += (ms / 1000) * (memoryMb / 1000);',
+    breaks: 'Lambda GB-seconds reckoned in decimal gigabytes',
+    files: BILLING_TESTS,
+  },
+  {
+    file: 'harness/bench/meter.ts',
+    from: 'this.writeUnits += Math.max(consumed - indexUnits, items) * 2 + indexUnits;',
+    to: 'this.writeUnits += Math.max(consumed - indexUnits, items) + indexUnits;',
+    breaks: 'transactional writes billed one unit an item, where AWS bills two',
+    files: BILLING_TESTS,
+  },
+  {
+    file: 'harness/bench/prices.ts',
+    from: '(u.sqsRequests - u.sqsFifoRequests) * PRICES.sqsRequest +',
+    to: 'u.sqsRequests * PRICES.sqsRequest +',
+    breaks: 'FIFO requests priced twice, at both prices',
+    files: BILLING_TESTS,
+  },
+  {
+    file: 'harness/bench/prices.ts',
+    from: 'lambdaArmGbSecond: 0.0000133334,',
+    to: 'lambdaArmGbSecond: 0.0000166667,',
+    breaks: 'Lambda duration priced at x86’s rate, where the functions run on Arm',
+    files: BILLING_TESTS,
   },
 ];
