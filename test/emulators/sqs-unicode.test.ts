@@ -26,9 +26,10 @@ describe('SQS message bodies on the local edge', () => {
     return { sqs, url: url ?? '' };
   };
 
-  it('accepts supplementary characters (emoji) as SQS does, and returns them intact', async () => {
+  it('accepts supplementary characters (emoji) and the allowed controls as SQS does, and returns them intact', async () => {
     const { sqs, url } = await queue();
-    const body = JSON.stringify({ note: 'shipped \u{1F4E6} to 🇫🇷, paid 💶', tail: '\u{10FFFD}' });
+    // The three controls SQS allows (tab, line feed, carriage return) raw, as a producer may send them.
+    const body = `${JSON.stringify({ note: 'shipped \u{1F4E6} to 🇫🇷, paid 💶', tail: '\u{10FFFD}' })}\t\r\n`;
     await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body }));
     await sqs.send(
       new SendMessageBatchCommand({

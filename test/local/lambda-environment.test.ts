@@ -113,6 +113,8 @@ describe('a local execution environment', () => {
   });
 
   it('returns a response of exactly 6,291,556 bytes and fails one a byte over with Function.ResponseSizeTooLarge, then serves the next', async () => {
+    // Lambda's figure, from its own error message: 6 MB and 100 bytes.
+    expect(RESPONSE_PAYLOAD_BYTES).toBe(6_291_556);
     const env = environment(300);
     const atQuota = await env.invoke({ count: RESPONSE_PAYLOAD_BYTES - 2 });
     expect(typeof atQuota === 'string' && atQuota.length).toBe(RESPONSE_PAYLOAD_BYTES - 2);

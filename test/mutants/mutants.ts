@@ -53,6 +53,14 @@ const CONFIG_TESTS = [
 ];
 /** The bench's meters and prices. */
 const BILLING_TESTS = ['test/bench/billing.test.ts', 'test/bench/capacity.test.ts'];
+/** Lambda's quotas and SQS's characters on the local edge. */
+const QUOTA_TESTS = [
+  'test/unit/lambda-quotas.test.ts',
+  'test/unit/throttling.test.ts',
+  'test/emulators/sqs-unicode.test.ts',
+  'test/local/lambda-environment.test.ts',
+  'test/local/lambda-api.test.ts',
+];
 const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
 const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
@@ -1657,5 +1665,56 @@ export const MUTANTS: readonly Mutant[] = [
     to: 'lambdaArmGbSecond: 0.0000166667,',
     breaks: 'Lambda duration priced at x86’s rate, where the functions run on Arm',
     files: BILLING_TESTS,
+  },
+  // Lambda's quotas and SQS's characters, as the local edge holds to them.
+  {
+    file: 'local/lambda-quotas.ts',
+    from: 'if (m.batchingWindowSeconds > 300)',
+    to: 'if (m.batchingWindowSeconds >= 300)',
+    breaks: 'Lambda’s longest batching window, 300 s, refused',
+    files: QUOTA_TESTS,
+  },
+  {
+    file: 'local/lambda-quotas.ts',
+    from: 'm.maxConcurrency !== undefined && m.maxConcurrency < 2',
+    to: 'm.maxConcurrency !== undefined && m.maxConcurrency < 1',
+    breaks: 'a trigger capped at one concurrent batch accepted, where Lambda’s minimum is 2',
+    files: QUOTA_TESTS,
+  },
+  {
+    file: 'local/lambda-quotas.ts',
+    from: 'if (ACCOUNT_CONCURRENCY - reservedByOthers - value < UNRESERVED_MINIMUM)',
+    to: 'if (ACCOUNT_CONCURRENCY - reservedByOthers - value <= UNRESERVED_MINIMUM)',
+    breaks: 'a reservation leaving exactly 100 unreserved refused, where Lambda takes it',
+    files: QUOTA_TESTS,
+  },
+  {
+    file: 'local/lambda-quotas.ts',
+    from: 'export const RESPONSE_PAYLOAD_BYTES = 6 * 1024 * 1024 + 100;',
+    to: 'export const RESPONSE_PAYLOAD_BYTES = 6 * 1024 * 1024;',
+    breaks: 'a response Lambda returns, up to 6,291,556 bytes, refused locally',
+    files: QUOTA_TESTS,
+  },
+  {
+    file: 'local/lambda-quotas.ts',
+    from: 'const ENVIRONMENT_KEY = /^[a-zA-Z][a-zA-Z0-9_]+$/;',
+    to: 'const ENVIRONMENT_KEY = /^[a-zA-Z][a-zA-Z0-9_]*$/;',
+    breaks: 'a one-letter environment variable name accepted, where Lambda refuses it',
+    files: QUOTA_TESTS,
+  },
+  {
+    file: 'local/lambda-quotas.ts',
+    from: 'if (m.queue.visibilityTimeoutSeconds < m.functionTimeoutSeconds)',
+    to: 'if (m.queue.visibilityTimeoutSeconds <= m.functionTimeoutSeconds)',
+    breaks:
+      'a queue whose visibility timeout equals the function’s timeout refused, where Lambda takes it',
+    files: QUOTA_TESTS,
+  },
+  {
+    file: 'local/sqs-unicode.ts',
+    from: '/[^\\x09\\x0A\\x0D\\x20-\\uD7FF\\uE000-\\uFFFD\\u{10000}-\\u{10FFFF}]/u',
+    to: '/[^\\x09\\x0A\\x20-\\uD7FF\\uE000-\\uFFFD\\u{10000}-\\u{10FFFF}]/u',
+    breaks: 'a body with a carriage return refused, where SQS takes it',
+    files: QUOTA_TESTS,
   },
 ];

@@ -62,7 +62,7 @@ describe('an SQS event source mapping as Lambda creates it', () => {
     ...o,
   });
 
-  it('accepts what Lambda accepts: a visibility timeout equal to the function’s, large batches with a window', () => {
+  it('accepts what Lambda accepts: a visibility timeout equal to the function’s, large batches with a window, the longest window', () => {
     expect(mappingRefusal(mapping())).toBeUndefined();
     expect(
       mappingRefusal(mapping({ queue: { visibilityTimeoutSeconds: 60, fifo: false } })),
@@ -70,6 +70,7 @@ describe('an SQS event source mapping as Lambda creates it', () => {
     expect(
       mappingRefusal(mapping({ batchSize: 10_000, batchingWindowSeconds: 1 })),
     ).toBeUndefined();
+    expect(mappingRefusal(mapping({ batchingWindowSeconds: 300 }))).toBeUndefined();
     expect(mappingRefusal(mapping({ maxConcurrency: 2 }))).toBeUndefined();
     expect(mappingRefusal(mapping({ maxConcurrency: 1000 }))).toBeUndefined();
     expect(
