@@ -2,9 +2,11 @@
  * `onceflow orders --order-id <id> --events` against DynamoDB Local and fauxqs: an order's history
  * read from its claims and the claiming batches' archives as the pipeline left them.
  */
-import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
+import { keyOf, ledgerKey } from '../../adapters/dynamo-items.ts';
 import { describeOrder, inspectOrder } from '../../cli/order-history.ts';
 import type { GeneratedEvent } from '../../harness/generate.ts';
 import { cliTarget, createPipeline, uniqueName } from '../support/pipeline.ts';
@@ -77,5 +79,44 @@ describe('an order’s history', () => {
     expect(describeOrder(report ?? expect.unreachable())).toContain(
       `2 more events counted by batch ${a}, not shown: its archive ${entry.archiveKey} is missing`,
     );
+  });
+
+  it('names a counting batch whose ledger entry expired or whose archive is not a batch, and the state’s event left unshown', async () => {
+    const p = await createPipeline();
+    const prefix = uniqueName('unread');
+    const [a, b, c] = [`${prefix}-a`, `${prefix}-b`, `${prefix}-c`];
+    await p.deliverUntilDone([body(a, [event('e1', 'o1', 9)])]);
+    await p.deliverUntilDone([body(b, [event('e2', 'o1', 10)])]);
+    await p.deliverUntilDone([body(c, [event('e3', 'o1', 11, { status: 'paid' })])]);
+    const ledger = new DynamoLedger(p.clients.dynamo, p.tableName);
+    // a's entry gone, as the ledger's retention removes it (its claims outlive it by a day).
+    await p.admin.dynamo.send(
+      new DeleteItemCommand({ TableName: p.tableName, Key: keyOf(ledgerKey(a)) }),
+    );
+    // c's archive, the state's batch, written over with what is not a batch.
+    const archived = await ledger.entry(c);
+    if (!archived) throw new Error(`no ledger entry for ${c}`);
+    await p.admin.s3.send(
+      new PutObjectCommand({ Bucket: p.bucketName, Key: archived.archiveKey, Body: 'not json' }),
+    );
+
+    const report = await inspectOrder(cliTarget(p), 'o1');
+    expect(report).toMatchObject({ status: 'paid', eventId: 'e3' });
+    expect(report?.events.map((e) => e.eventId)).toEqual(['e2']);
+    expect(report?.unread).toEqual([
+      { batchId: a, claims: 1, reason: 'its ledger entry expired with the retention' },
+      {
+        batchId: c,
+        claims: 1,
+        reason: expect.stringMatching(
+          new RegExp(`^its archive ${archived.archiveKey} is not a batch: .+`),
+        ),
+      },
+    ]);
+    const text = describeOrder(report ?? expect.unreachable());
+    expect(text).toContain(
+      `1 more event counted by batch ${a}, not shown: its ledger entry expired with the retention`,
+    );
+    expect(text).toContain("the state's event e3 is not among those shown");
   });
 });

@@ -1717,4 +1717,27 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'a body with a carriage return refused, where SQS takes it',
     files: QUOTA_TESTS,
   },
+  // `onceflow orders --events`: an order's history when part of it cannot be read.
+  {
+    file: 'cli/order-history.ts',
+    from: '    if (!(error instanceof InvalidMessageError)) throw error;\n',
+    to: '    throw error;\n',
+    breaks: 'an archive that is not a batch failing `orders --events` whole instead of being named',
+    files: ['test/integration/order-history.test.ts', 'test/unit/order-history.test.ts'],
+  },
+  {
+    file: 'cli/order-history.ts',
+    from: "  if (!entry)\n    return { batchId, events: undefined, reason: 'its ledger entry expired with the retention' };",
+    to: '  if (!entry) return { batchId, events: [] };',
+    breaks:
+      'a batch whose ledger entry expired shown as counting no event: its claims vanish from the history',
+    files: ['test/integration/order-history.test.ts', 'test/unit/order-history.test.ts'],
+  },
+  {
+    file: 'cli/order-history.ts',
+    from: 'if (r.eventId !== undefined && !r.events.some((e) => e.current))',
+    to: 'if (false)',
+    breaks: 'a history that does not show the state’s event not saying so',
+    files: ['test/integration/order-history.test.ts', 'test/unit/order-history.test.ts'],
+  },
 ];
