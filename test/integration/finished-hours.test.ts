@@ -74,19 +74,24 @@ describe('finished hours (allowedLatenessMinutes 120)', () => {
     expect(await objectOf(p, H10)).toMatchObject({ final: true, amendments: 1, events: 1 });
   });
 
-  it('holds back the hours a batch in progress may touch until it commits', async () => {
+  it('holds back the hours a batch in progress may touch until it commits, from the earliest', async () => {
     const p = await createPipeline();
     await apply(p, batch('09:10'), batch('12:40'));
-    // A batch of 09:20 crashes before its commit: claimed, pending.
-    p.faults.add({ site: 'TransactWriteItems', kind: 'crash-before' });
+    // Batches of 10:20 and of 09:20 crash before their commits: claimed, pending. The earliest
+    // holds the finalizer back, whichever was claimed first.
+    p.faults.add({ site: 'TransactWriteItems', kind: 'crash-before', times: 2 });
+    const later = batch('10:20');
     const stuck = batch('09:20');
-    const failed = await p.ingest([{ body: stuck, messageId: 'm-stuck' }]);
-    expect(failed.batchItemFailures).toHaveLength(1);
+    for (const [body, messageId] of [
+      [later, 'm-later'],
+      [stuck, 'm-stuck'],
+    ] as const)
+      expect((await p.ingest([{ body, messageId }])).batchItemFailures).toHaveLength(1);
     const held = await p.finalize();
     expect(held).toMatchObject({ finalized: [], heldBy: 'pending-batch', nextHour: H09 });
     expect(await objectOf(p, H09)).not.toHaveProperty('final');
 
-    await apply(p, stuck);
+    await apply(p, later, stuck);
     const run = await p.finalize();
     expect(run.finalized.map((f) => [f.hour, f.events])).toEqual([[H09, 2]]);
     expect(await objectOf(p, H09)).toMatchObject({ final: true, amendments: 0, events: 2 });

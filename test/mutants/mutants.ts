@@ -61,6 +61,14 @@ const QUOTA_TESTS = [
   'test/local/lambda-environment.test.ts',
   'test/local/lambda-api.test.ts',
 ];
+/** What the functions' wiring decides: the finalizer's holds, the ledger's retention. */
+const WIRING_TESTS = [
+  'test/integration/finished-hours.test.ts',
+  'test/integration/late-policy.test.ts',
+  'test/integration/ledger-status.test.ts',
+  'test/integration/event-claims.test.ts',
+  'test/integration/quarantine.test.ts',
+];
 const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
 const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
@@ -1739,5 +1747,29 @@ export const MUTANTS: readonly Mutant[] = [
     to: 'if (false)',
     breaks: 'a history that does not show the state’s event not saying so',
     files: ['test/integration/order-history.test.ts', 'test/unit/order-history.test.ts'],
+  },
+  // Each function's wiring from its configuration.
+  {
+    file: 'adapters/wiring.ts',
+    from: '        .sort()[0],',
+    to: '        .sort()\n        .at(-1),',
+    breaks:
+      'the finalizer held back by the latest pending batch’s hour, not the earliest: an hour a pending batch still touches finalized',
+    files: WIRING_TESTS,
+  },
+  {
+    file: 'adapters/wiring.ts',
+    from: "closeGraceMs: config.latePolicy === 'quarantine' ? QUARANTINE_CLOSE_GRACE_MS : 0,",
+    to: 'closeGraceMs: 0,',
+    breaks:
+      'under quarantine, an hour closed while a batch read it open: its events applied to a closed hour',
+    files: WIRING_TESTS,
+  },
+  {
+    file: 'adapters/wiring.ts',
+    from: '  ...(config.ledgerRetentionSeconds === undefined\n    ? {}\n    : { ledgerRetentionSeconds: config.ledgerRetentionSeconds }),\n',
+    to: '',
+    breaks: 'LEDGER_RETENTION_DAYS ignored: ledger entries kept forever',
+    files: WIRING_TESTS,
   },
 ];
