@@ -198,9 +198,13 @@ interface BatchGetInput {
   readonly RequestItems?: Record<string, { readonly Keys?: readonly unknown[] }>;
 }
 
-/** The input of a paged call asking one item a page, unless it sets its own page size. */
+/**
+ * The input of a paged call asking one item a page, unless it sets its own page size. (The SDK's
+ * paginators name the page size even when none is given, as `Limit: undefined`.)
+ */
 const withShortPages = (input: object): object => {
-  if ('Limit' in input || 'MaxKeys' in input) return input;
+  const { Limit, MaxKeys } = input as { Limit?: unknown; MaxKeys?: unknown };
+  if (Limit !== undefined || MaxKeys !== undefined) return input;
   return 'Bucket' in input ? { ...input, MaxKeys: 1 } : { ...input, Limit: 1 };
 };
 
@@ -283,8 +287,10 @@ export class FaultInjector {
         } else if (rule?.kind === 'entry-failure' || rule?.kind === 'unprocessed-keys') {
           this.fired.push(`${rule.kind}@${site}`);
         } else if (rule?.kind === 'short-pages') {
-          this.fired.push(`${rule.kind}@${site}`);
-          args.input = withShortPages(args.input);
+          const shortened = withShortPages(args.input);
+          // Fired only where it shortens a page: a caller's own page size is left as it is.
+          if (shortened !== args.input) this.fired.push(`${rule.kind}@${site}`);
+          args.input = shortened;
         } else if (rule && rule.kind !== 'crash-after' && rule.kind !== 'stale-read') {
           this.fired.push(`${rule.kind}@${site}`);
           throw faultError(rule.kind, site);

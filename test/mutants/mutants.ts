@@ -69,6 +69,17 @@ const WIRING_TESTS = [
   'test/integration/event-claims.test.ts',
   'test/integration/quarantine.test.ts',
 ];
+/** The tests that inject each kind of fault. */
+const FAULT_TESTS = [
+  'test/integration/faults.test.ts',
+  'test/integration/crashes.test.ts',
+  'test/integration/send-bodies.test.ts',
+  'test/integration/partial-reads.test.ts',
+  'test/integration/concurrency.test.ts',
+  'test/integration/finished-hours.test.ts',
+  'test/integration/late-policy.test.ts',
+  'test/property/delivery-schedules.test.ts',
+];
 const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
 const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
@@ -1771,5 +1782,59 @@ export const MUTANTS: readonly Mutant[] = [
     to: '',
     breaks: 'LEDGER_RETENTION_DAYS ignored: ledger entries kept forever',
     files: WIRING_TESTS,
+  },
+  // Fault injection: the faults tests and chaos use to prove the claims must be the faults they name.
+  {
+    file: 'harness/faults.ts',
+    from: "} else if (rule && rule.kind !== 'crash-after' && rule.kind !== 'stale-read') {",
+    to: "} else if (rule && rule.kind !== 'stale-read') {",
+    breaks:
+      'a crash after a call injected before it: no test or chaos schedule ever loses an answer to a call that took effect',
+    files: FAULT_TESTS,
+  },
+  {
+    file: 'harness/faults.ts',
+    from: 'const answer = await next({ ...args, input: { ...args.input, Entries: rest } });',
+    to: 'const answer = await next(args);',
+    breaks: 'an entry reported failed that SQS did send: the failure chaos injects is not SQS’s',
+    files: FAULT_TESTS,
+  },
+  {
+    file: 'harness/faults.ts',
+    from: 'read[table] = { ...request, Keys: keys.slice(0, half) };',
+    to: 'read[table] = request;',
+    breaks:
+      'keys reported unprocessed that were read: the partial answer never leaves the caller short',
+    files: FAULT_TESTS,
+  },
+  {
+    file: 'harness/faults.ts',
+    from: "return 'Bucket' in input ? { ...input, MaxKeys: 1 } : { ...input, Limit: 1 };",
+    to: 'return input;',
+    breaks: 'short pages never injected: no test follows a page’s continuation',
+    files: FAULT_TESTS,
+  },
+  {
+    file: 'harness/faults.ts',
+    from: 'if (rule.seen >= (rule.nth ?? 1) && rule.fired < (rule.times ?? 1)) {',
+    to: 'if (rule.seen > (rule.nth ?? 1) && rule.fired < (rule.times ?? 1)) {',
+    breaks: 'each fault fired one call late: the call a test or a schedule aims at is spared',
+    files: FAULT_TESTS,
+  },
+  {
+    file: 'harness/faults.ts',
+    from: '          await released(rule);\n        }\n        return output;',
+    to: '        }\n        return output;',
+    breaks:
+      'stale reads answered at once: no test sees a read older than the writes made meanwhile',
+    files: FAULT_TESTS,
+  },
+  {
+    file: 'harness/faults.ts',
+    from: 'if (Limit !== undefined || MaxKeys !== undefined) return input;',
+    to: "if ('Limit' in input || 'MaxKeys' in input) return input;",
+    breaks:
+      'short pages never injected into the SDK’s paginators (they name `Limit: undefined`), yet reported fired',
+    files: FAULT_TESTS,
   },
 ];
