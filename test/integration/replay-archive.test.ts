@@ -76,7 +76,34 @@ describe('replay archive', () => {
     });
     // Once each, in the selection's order (hour by hour), whatever the chunk.
     expect(await ordersQueueBodies(p, 7)).toEqual(bodies);
+    // Counted across chunks: never back, always out of the whole selection.
+    expect(progress.map(([done]) => done)).toEqual(
+      progress.map(([done]) => done).sort((a, b) => a - b),
+    );
+    expect(new Set(progress.map(([, total]) => total))).toEqual(new Set([7]));
     expect(progress.at(-1)).toEqual([7, 7]);
+  });
+
+  it('holds 160 archived bodies at most by default: a chunk is sent before the next is read', async () => {
+    const p = await createPipeline();
+    // 161 archived batches, written to the archive as ingest writes them, none delivered.
+    const bodies = Array.from({ length: 161 }, (_, i) =>
+      batch(`${String(1 + (i % 20)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}`),
+    );
+    const settings = ingestSettings(loadIngestConfig(p.env));
+    await Promise.all(
+      bodies.map((body) =>
+        p.ports.archive.putOnce(planBatch(parsed(body), settings).archiveKey, body),
+      ),
+    );
+    const result = await replayArchive(cliTarget(p), { interval: WHOLE_DAY });
+    expect(result.batches).toBe(161);
+    const reads = p.faults.trace.filter((call) => call === 'GetObject:raw');
+    expect(reads).toHaveLength(161);
+    const firstSend = p.faults.trace.indexOf('SendMessageBatch');
+    expect(
+      p.faults.trace.slice(0, firstSend).filter((call) => call === 'GetObject:raw'),
+    ).toHaveLength(160);
   });
 
   it('selects by arrival time, reading the arrival index several hours at a time', async () => {
@@ -108,7 +135,7 @@ describe('replay archive', () => {
     expect(await ordersQueueBodies(p, 3)).toEqual(bodies);
   });
 
-  it('re-sends the batches named by id in the order given, resuming a pending one, and names the ids the ledger does not know', async () => {
+  it('re-sends the batches named by id in the order given, resuming a pending one, and names the ids the ledger does not know and the archives missing', async () => {
     const p = await createPipeline();
     const applied = batch('01:15');
     await p.deliverUntilDone([applied]);
@@ -117,16 +144,20 @@ describe('replay archive', () => {
     const plan = planBatch(parsed(stalled), ingestSettings(loadIngestConfig(p.env)));
     await p.ports.archive.putOnce(plan.archiveKey, stalled);
     await p.ports.ledger.claim(plan, undefined, Date.now());
+    // And one claimed whose archive was never written: named, with nothing to send.
+    const unarchived = batch('04:15');
+    const unarchivedPlan = planBatch(parsed(unarchived), ingestSettings(loadIngestConfig(p.env)));
+    await p.ports.ledger.claim(unarchivedPlan, undefined, Date.now());
     const stalledId = parsed(stalled).batchId;
     const appliedId = parsed(applied).batchId;
     expect(await inspectBatch(cliTarget(p), stalledId)).toMatchObject({ state: 'pending' });
 
     const result = await replayArchive(cliTarget(p), {
-      batchIds: [stalledId, 'b-never-sent', appliedId],
+      batchIds: [stalledId, 'b-never-sent', appliedId, parsed(unarchived).batchId],
     });
     expect(result).toEqual({
       batches: 2,
-      missing: [],
+      missing: [unarchivedPlan.archiveKey],
       refused: [],
       unknown: ['b-never-sent'],
       hours: { fromMs: DAY_MS + 3_600_000, toMs: DAY_MS + 4 * 3_600_000 },

@@ -1837,4 +1837,40 @@ export const MUTANTS: readonly Mutant[] = [
       'short pages never injected into the SDK’s paginators (they name `Limit: undefined`), yet reported fired',
     files: FAULT_TESTS,
   },
+  // `onceflow replay archive`: what it reports of a selection it cannot send whole.
+  {
+    file: 'cli/commands/replay.ts',
+    from: '      if (body === undefined) missing.push(key);\n      else found.push({ key, body });',
+    to: '      if (body !== undefined) found.push({ key, body });',
+    breaks: 'a pending batch never archived left out of the replay without a word',
+    files: ['test/integration/replay-archive.test.ts', 'test/integration/restore.test.ts'],
+  },
+  {
+    file: 'cli/commands/replay.ts',
+    from: "refused.push({ key: found[r.line - 1]?.key ?? '', reason: r.reason });",
+    to: "refused.push({ key: found[r.line]?.key ?? '', reason: r.reason });",
+    breaks: 'a refused body reported under the next batch’s archive key',
+    files: ['test/integration/replay-archive.test.ts', 'test/integration/restore.test.ts'],
+  },
+  {
+    file: 'cli/commands/replay.ts',
+    from: 'unknown: named.flatMap((n) => (n.entry ? [] : [n.batchId])),',
+    to: 'unknown: [],',
+    breaks: 'a batch id the ledger does not know dropped from the replay without a word',
+    files: ['test/integration/replay-archive.test.ts', 'test/integration/restore.test.ts'],
+  },
+  {
+    file: 'cli/commands/replay.ts',
+    from: '...(onProgress ? { onProgress: (done) => onProgress(start + done, keys.length) } : {}),',
+    to: '...(onProgress ? { onProgress: (done) => onProgress(done, keys.length) } : {}),',
+    breaks: 'the replay’s progress starting again at each chunk',
+    files: ['test/integration/replay-archive.test.ts', 'test/integration/restore.test.ts'],
+  },
+  {
+    file: 'cli/commands/replay.ts',
+    from: 'const chunkSize = options.chunkSize ?? 160;',
+    to: 'const chunkSize = options.chunkSize ?? 1_000_000;',
+    breaks: 'a replay of thousands of batches holding every body in memory at once',
+    files: ['test/integration/replay-archive.test.ts', 'test/integration/restore.test.ts'],
+  },
 ];
