@@ -80,6 +80,14 @@ const FAULT_TESTS = [
   'test/integration/late-policy.test.ts',
   'test/property/delivery-schedules.test.ts',
 ];
+/** Asynchronous invocations on the local edge. */
+const ASYNC_TESTS = [
+  'test/unit/scheduled-rules.test.ts',
+  'test/unit/throttling.test.ts',
+  'test/local/scheduled-rules.test.ts',
+  'test/local/reserved-concurrency.test.ts',
+  'test/local/lambda-api.test.ts',
+];
 const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
 const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
@@ -1872,5 +1880,50 @@ export const MUTANTS: readonly Mutant[] = [
     to: 'const chunkSize = options.chunkSize ?? 1_000_000;',
     breaks: 'a replay of thousands of batches holding every body in memory at once',
     files: ['test/integration/replay-archive.test.ts', 'test/integration/restore.test.ts'],
+  },
+  // Lambda's asynchronous invocations on the local edge: retries, records, dead letters.
+  {
+    file: 'local/async-invocations.ts',
+    from: 'const LAMBDA_RETRY_DELAYS_MS = [60_000, 120_000];',
+    to: 'const LAMBDA_RETRY_DELAYS_MS = [60_000, 60_000];',
+    breaks: 'a failed asynchronous invocation retried a minute after the first retry, not two',
+    files: ASYNC_TESTS,
+  },
+  {
+    file: 'local/async-invocations.ts',
+    from: '          n <= config.maximumRetryAttempts &&\n',
+    to: '',
+    breaks:
+      'an asynchronous invocation retried past its function’s MaximumRetryAttempts (the scheduled functions’ 0)',
+    files: ASYNC_TESTS,
+  },
+  {
+    file: 'local/async-invocations.ts',
+    from: "? attempts > config.maximumRetryAttempts\n        ? 'RetriesExhausted'\n        : 'EventAgeExceeded'",
+    to: "? 'RetriesExhausted'",
+    breaks: 'an event too old to retry recorded as RetriesExhausted, not EventAgeExceeded',
+    files: ASYNC_TESTS,
+  },
+  {
+    file: 'local/async-invocations.ts',
+    from: 'else settle(q, n - 1, { error });',
+    to: 'else settle(q, n, { error });',
+    breaks: 'a throttled try that never ran counted among the attempts',
+    files: ASYNC_TESTS,
+  },
+  {
+    file: 'local/async-invocations.ts',
+    from: 'q.throttlePauseMs = Math.min(q.throttlePauseMs * 2, throttleBackoff.mostMs);',
+    to: 'q.throttlePauseMs = Math.min(q.throttlePauseMs, throttleBackoff.mostMs);',
+    breaks:
+      'a throttled asynchronous invocation retried at the first pause forever, without backing off',
+    files: ASYNC_TESTS,
+  },
+  {
+    file: 'local/async-invocations.ts',
+    from: '      deliver(deadLetterArn, {',
+    to: '      deliver(undefined, {',
+    breaks: 'a discarded event never sent to the function’s dead-letter queue',
+    files: ASYNC_TESTS,
   },
 ];
