@@ -1926,4 +1926,33 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'a discarded event never sent to the function’s dead-letter queue',
     files: ASYNC_TESTS,
   },
+  // EventBridge Scheduler's schedules on the local runtime.
+  {
+    file: 'local/scheduler.ts',
+    from: 'const from = Math.max(afterMs, (s.startMs ?? Number.NEGATIVE_INFINITY) - 1);',
+    to: 'const from = afterMs;',
+    breaks: 'a schedule run before its StartDate',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/scheduler.ts',
+    from: 'return due !== undefined && (s.endMs === undefined || due <= s.endMs) ? due : undefined;',
+    to: 'return due;',
+    breaks: 'a schedule run after its EndDate',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/scheduler.ts',
+    from: '(instantsOfWall(minute, zone)[0] ?? minute - offsetAt(minute - 86_400_000, zone)) + seconds;',
+    to: '(instantsOfWall(minute, zone)[0] ?? minute) + seconds;',
+    breaks: 'a one-time schedule whose wall time the clocks skip run at that time read as UTC',
+    files: SCHEDULE_TESTS,
+  },
+  {
+    file: 'local/scheduler.ts',
+    from: 'toISOString().slice(0, 19)}Z',
+    to: 'toISOString()}',
+    breaks: '<aws.scheduler.scheduled-time> given with milliseconds, not as Scheduler writes it',
+    files: SCHEDULE_TESTS,
+  },
 ];
