@@ -113,6 +113,13 @@ describe('onceflow status on a large ledger', () => {
     expect(s.ledger).toMatchObject({ applied: seedBatches().length, pending: 5 });
     expect(s.ledger.appliedEvents).toBeGreaterThan(0);
     expect(s.ledger.oldestPending?.batchId).toBe(pendingIds[4]);
+    // Claimed 4 s before `now`: its age in whole seconds, between then and the answer.
+    const claimedAt = now - 4000;
+    expect(s.ledger.oldestPending?.receivedAt).toBe(new Date(claimedAt).toISOString());
+    expect(s.ledger.oldestPending?.ageSeconds).toBeGreaterThanOrEqual(4);
+    expect(s.ledger.oldestPending?.ageSeconds).toBeLessThanOrEqual(
+      Math.round((Date.now() - claimedAt) / 1000),
+    );
 
     // No scan; the pending index's queries returned the five entries and nothing else.
     const dynamoCalls = calls.filter((c) => c.command !== 'GetQueueAttributesCommand');

@@ -1955,4 +1955,26 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: '<aws.scheduler.scheduled-time> given with milliseconds, not as Scheduler writes it',
     files: SCHEDULE_TESTS,
   },
+  // `onceflow status`: the figures an operator reads first.
+  {
+    file: 'cli/commands/status.ts',
+    from: '  const [oldest] = pending;',
+    to: '  const oldest = pending.at(-1);',
+    breaks: 'status naming the newest pending batch as the one in progress the longest',
+    files: ['test/integration/ledger-status.test.ts', 'test/local/logs-api.test.ts'],
+  },
+  {
+    file: 'cli/commands/status.ts',
+    from: "Dimensions: [{ Name: 'service', Value: target.outputs.MetricsService ?? 'onceflow' }],",
+    to: "Dimensions: [{ Name: 'service', Value: 'onceflow' }],",
+    breaks: 'duplicates read from another stack’s metrics (or none) instead of this stack’s',
+    files: ['test/integration/ledger-status.test.ts', 'test/local/logs-api.test.ts'],
+  },
+  {
+    file: 'cli/commands/status.ts',
+    from: 'ageSeconds: Math.max(0, Math.round((Date.now() - oldest.receivedAtMs) / 1000)),',
+    to: 'ageSeconds: Math.max(0, Math.round(Date.now() - oldest.receivedAtMs)),',
+    breaks: 'the oldest pending batch’s age given in milliseconds as seconds',
+    files: ['test/integration/ledger-status.test.ts', 'test/local/logs-api.test.ts'],
+  },
 ];
