@@ -1977,4 +1977,49 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'the oldest pending batch’s age given in milliseconds as seconds',
     files: ['test/integration/ledger-status.test.ts', 'test/local/logs-api.test.ts'],
   },
+  // `onceflow check` on the stack's alarms.
+  {
+    file: 'cli/commands/check-alarms.ts',
+    from: '      live.DatapointsToAlarm ?? live.EvaluationPeriods,\n      deployed.DatapointsToAlarm ?? deployed.EvaluationPeriods,',
+    to: '      live.DatapointsToAlarm,\n      deployed.DatapointsToAlarm,',
+    breaks:
+      'an alarm’s DatapointsToAlarm set by hand to its EvaluationPeriods (the same alarm) reported as changed',
+    files: ['test/unit/check-fixes.test.ts', 'test/unit/check.test.ts', 'test/cli/alarms.test.ts'],
+  },
+  {
+    file: 'cli/commands/check-alarms.ts',
+    from: "[...live.AlarmActions].sort().join(', ') || 'none',",
+    to: "live.AlarmActions.join(', ') || 'none',",
+    breaks: 'an alarm whose actions were listed in another order reported as changed by hand',
+    files: ['test/unit/check-fixes.test.ts', 'test/unit/check.test.ts', 'test/cli/alarms.test.ts'],
+  },
+  {
+    file: 'cli/commands/check-alarms.ts',
+    from: "verdict: changed.length === 0 ? 'ok' : 'warn',",
+    to: "verdict: 'ok',",
+    breaks: 'an alarm changed by hand since the deploy passed as fine',
+    files: ['test/unit/check-fixes.test.ts', 'test/unit/check.test.ts', 'test/cli/alarms.test.ts'],
+  },
+  {
+    file: 'cli/commands/check-alarms.ts',
+    from: '    return a.actions > 0\n      ? {',
+    to: '    return a.actions >= 0\n      ? {',
+    breaks:
+      'an alarm with its actions off and none to take failed, where nobody was to be told anyway',
+    files: ['test/unit/check-fixes.test.ts', 'test/unit/check.test.ts', 'test/cli/alarms.test.ts'],
+  },
+  {
+    file: 'cli/commands/check-alarms.ts',
+    from: '  if (fine.length < 2) return [...findings];',
+    to: '  if (fine.length < 1) return [...findings];',
+    breaks: 'one fine alarm folded into a line that counts it as `1 alarms`, its name lost',
+    files: ['test/unit/check-fixes.test.ts', 'test/unit/check.test.ts', 'test/cli/alarms.test.ts'],
+  },
+  {
+    file: 'cli/commands/check-alarms.ts',
+    from: "const firing = fine.filter((f) => f.detail.startsWith('ALARM,')).length;",
+    to: 'const firing = 0;',
+    breaks: 'alarms firing folded away among the fine ones, unmentioned',
+    files: ['test/unit/check-fixes.test.ts', 'test/unit/check.test.ts', 'test/cli/alarms.test.ts'],
+  },
 ];

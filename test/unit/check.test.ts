@@ -3,6 +3,8 @@
  * fails (messages lost or stranded), what warns (work or receives wasted), what is fine.
  */
 import { describe, expect, it } from 'vitest';
+import type { AlarmDefinition } from '../../cli/commands/alarms.ts';
+import { type AlarmProperties, definitionChanges } from '../../cli/commands/check-alarms.ts';
 import {
   type FunctionFacts,
   judgeCoalescing,
@@ -204,5 +206,50 @@ describe('onceflow check', () => {
     expect(off.detail).toContain(
       'TABLE_NAME is restored, not stack-table; BUCKET_NAME is unset, not stack-bucket: the functions must share',
     );
+  });
+});
+
+describe('onceflow check on an alarm’s definition', () => {
+  const deployed: AlarmProperties = {
+    MetricName: 'Errors',
+    Namespace: 'AWS/Lambda',
+    Statistic: 'Sum',
+    Period: 60,
+    EvaluationPeriods: 1,
+    Threshold: 1,
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    TreatMissingData: 'notBreaching',
+    AlarmActions: ['arn:aws:sns:us-east-1:000000000000:a', 'arn:aws:sns:us-east-1:000000000000:b'],
+  };
+  const live: AlarmDefinition = {
+    Statistic: 'Sum',
+    Period: 60,
+    EvaluationPeriods: 1,
+    DatapointsToAlarm: undefined,
+    Threshold: 1,
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    TreatMissingData: 'notBreaching',
+    AlarmActions: ['arn:aws:sns:us-east-1:000000000000:a', 'arn:aws:sns:us-east-1:000000000000:b'],
+  };
+
+  it('finds no change in the same actions listed in another order, nor in DatapointsToAlarm written out', () => {
+    expect(definitionChanges(live, deployed)).toEqual([]);
+    expect(
+      definitionChanges({ ...live, AlarmActions: [...live.AlarmActions].reverse() }, deployed),
+    ).toEqual([]);
+    expect(definitionChanges({ ...live, DatapointsToAlarm: 1 }, deployed)).toEqual([]);
+  });
+
+  it('names each setting changed by hand, with what it was deployed as', () => {
+    expect(
+      definitionChanges(
+        { ...live, Threshold: 5, AlarmActions: [], TreatMissingData: undefined },
+        deployed,
+      ),
+    ).toEqual([
+      'Threshold 5 → 1',
+      'TreatMissingData missing → notBreaching',
+      'AlarmActions none → arn:aws:sns:us-east-1:000000000000:a, arn:aws:sns:us-east-1:000000000000:b',
+    ]);
   });
 });
