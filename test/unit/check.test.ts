@@ -221,15 +221,17 @@ describe('onceflow check on an alarm’s definition', () => {
     TreatMissingData: 'notBreaching',
     AlarmActions: ['arn:aws:sns:us-east-1:000000000000:a', 'arn:aws:sns:us-east-1:000000000000:b'],
   };
+  // As CloudWatch describes the alarm deployed, untouched.
+  const { Statistic, Period, EvaluationPeriods, Threshold, ComparisonOperator } = deployed;
   const live: AlarmDefinition = {
-    Statistic: 'Sum',
-    Period: 60,
-    EvaluationPeriods: 1,
+    Statistic,
+    Period,
+    EvaluationPeriods,
     DatapointsToAlarm: undefined,
-    Threshold: 1,
-    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-    TreatMissingData: 'notBreaching',
-    AlarmActions: ['arn:aws:sns:us-east-1:000000000000:a', 'arn:aws:sns:us-east-1:000000000000:b'],
+    Threshold,
+    ComparisonOperator,
+    TreatMissingData: deployed.TreatMissingData,
+    AlarmActions: deployed.AlarmActions ?? [],
   };
 
   it('finds no change in the same actions listed in another order, nor in DatapointsToAlarm written out', () => {
