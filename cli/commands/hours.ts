@@ -13,7 +13,7 @@ import { counted } from '../../local/render.ts';
 import type { FinalMarks } from '../../shared/finalizer.ts';
 import { type HourState, stateOf } from '../../shared/lifecycle.ts';
 import { json, run, target } from '../program.ts';
-import { parseInterval } from './interval.ts';
+import { type Interval, parseInterval } from './interval.ts';
 
 /** The consumer's states, and `closing`: open in its object, closed by the finalizer. */
 export type HourRowState = HourState | 'closing';
@@ -28,10 +28,14 @@ export interface HourRow {
   readonly amendedAt?: string;
 }
 
-/** Every hour with an object, and every final hour without events, sorted by hour. */
+/**
+ * Every hour with an object, and every final hour without events, sorted by hour; only those in
+ * `interval` (from inclusive, to exclusive) when one is given.
+ */
 export const listHours = async (
   store: S3Store,
   marks: Pick<FinalMarks, 'marksOf'>,
+  interval?: Interval,
 ): Promise<HourRow[]> => {
   const rows = new Map<string, HourRow>();
   const objects = await store.listHourObjects();
@@ -52,7 +56,13 @@ export const listHours = async (
     for (const h of index.hours)
       if (!rows.has(h.hour))
         rows.set(h.hour, { hour: h.hour, state: 'final', revision: 0, events: 0, amendments: 0 });
-  return [...rows.values()].sort((a, b) => (a.hour < b.hour ? -1 : 1));
+  const inInterval = (hour: string) => {
+    const ms = Date.parse(hour);
+    return !interval || (ms >= interval.fromMs && ms < interval.toMs);
+  };
+  return [...rows.values()]
+    .filter((r) => inInterval(r.hour))
+    .sort((a, b) => (a.hour < b.hour ? -1 : 1));
 };
 
 export const register = (program: Command): void => {
@@ -71,10 +81,7 @@ export const register = (program: Command): void => {
         const t = await target();
         const store = new S3Store(t.clients.s3, t.output('BucketName'));
         const marks = new DynamoFinalMarks(t.clients.dynamo, t.output('TableName'));
-        const rows = (await listHours(store, marks)).filter((r) => {
-          const ms = Date.parse(r.hour);
-          return !interval || (ms >= interval.fromMs && ms < interval.toMs);
-        });
+        const rows = await listHours(store, marks, interval);
         if (o.json) {
           json(rows);
           return 0;

@@ -2022,4 +2022,27 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'alarms firing folded away among the fine ones, unmentioned',
     files: ['test/unit/check-fixes.test.ts', 'test/unit/check.test.ts', 'test/cli/alarms.test.ts'],
   },
+  // `onceflow hours`: each hour's state as operators read it.
+  {
+    file: 'cli/commands/hours.ts',
+    from: 'return !interval || (ms >= interval.fromMs && ms < interval.toMs);',
+    to: 'return !interval || (ms >= interval.fromMs && ms <= interval.toMs);',
+    breaks: '`hours --to` taking in its end hour',
+    files: ['test/integration/late-policy.test.ts', 'test/integration/finished-hours.test.ts'],
+  },
+  {
+    file: 'cli/commands/hours.ts',
+    from: "state: closed.has(aggregate.hour) ? 'closing' : stateOf(lifecycle),",
+    to: 'state: stateOf(lifecycle),',
+    breaks:
+      'an hour the finalizer closed shown open: an operator not told its late events are refused',
+    files: ['test/integration/late-policy.test.ts', 'test/integration/finished-hours.test.ts'],
+  },
+  {
+    file: 'cli/commands/hours.ts',
+    from: '      if (!rows.has(h.hour))\n',
+    to: '',
+    breaks: 'an hour with an object listed from its day index instead, as final with no events',
+    files: ['test/integration/late-policy.test.ts', 'test/integration/finished-hours.test.ts'],
+  },
 ];
