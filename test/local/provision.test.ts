@@ -15,6 +15,12 @@ import { readSettings } from '../../infra/settings.ts';
 import { adminClients } from '../../local/clients.ts';
 import { LOCAL_REGION } from '../../local/emulators.ts';
 import { provisionStack } from '../../local/provision.ts';
+import {
+  createOrKeepTable,
+  KeptDataMismatchError,
+  tableInput,
+} from '../../local/provision-table.ts';
+import { queueAttributes } from '../../local/queue-attributes.ts';
 import { loadStack } from '../../local/template.ts';
 import { synthAssembly } from '../support/assembly.ts';
 import { createAdminClients, uniqueName } from '../support/pipeline.ts';
@@ -414,5 +420,67 @@ describe('a template the emulators cannot follow or Lambda would refuse', () => 
     ]);
     // Still named and known by ARN, as other resources may refer to it.
     expect(stack.outputs.PythonArn).toMatch(/:function:.*-Python$/);
+  });
+
+  it('keeps a table from an earlier run only when its keys and indexes are the template’s', async () => {
+    const clients = createAdminClients();
+    const name = uniqueName('kept');
+    const keys = {
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+    };
+    const indexed = {
+      ...keys,
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'BySk',
+          KeySchema: [{ AttributeName: 'sk', KeyType: 'HASH' }],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+      ],
+    };
+    expect(await createOrKeepTable(clients, tableInput('T', name, keys))).toBe(true);
+    // Kept: the same layout again.
+    expect(await createOrKeepTable(clients, tableInput('T', name, keys))).toBe(false);
+    // A template that needs an index the kept table lacks, or other keys: named, not reused.
+    await expect(createOrKeepTable(clients, tableInput('T', name, indexed))).rejects.toThrow(
+      KeptDataMismatchError,
+    );
+    await expect(
+      createOrKeepTable(
+        clients,
+        tableInput('T', name, {
+          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        }),
+      ),
+    ).rejects.toThrow(/has keys and indexes .*pk:HASH.*sk:RANGE.*the template/);
+  });
+
+  it('gives a queue’s properties as SQS’s attributes, and names those that are none', () => {
+    expect(
+      queueAttributes({
+        QueueName: 'orders',
+        VisibilityTimeout: 180,
+        FifoQueue: true,
+        RedrivePolicy: { deadLetterTargetArn: 'arn:dlq', maxReceiveCount: 5 },
+        Tags: [{ Key: 'team', Value: 'orders' }],
+        MessageGroupIdPolicy: 'x',
+        DelaySeconds: undefined,
+      }),
+    ).toEqual({
+      attributes: {
+        VisibilityTimeout: '180',
+        FifoQueue: 'true',
+        RedrivePolicy: '{"deadLetterTargetArn":"arn:dlq","maxReceiveCount":5}',
+      },
+      others: ['MessageGroupIdPolicy'],
+    });
   });
 });

@@ -88,6 +88,12 @@ const ASYNC_TESTS = [
   'test/local/reserved-concurrency.test.ts',
   'test/local/lambda-api.test.ts',
 ];
+/** The local provisioner's tests. */
+const PROVISION_TESTS = [
+  'test/local/provision.test.ts',
+  'test/local/start.test.ts',
+  'test/chaos/chaos.test.ts',
+];
 const MOVE_TASK_TESTS = ['test/emulators/move-tasks.test.ts'];
 const FIFO_RECEIVE_TESTS = ['test/emulators/sqs-fifo-receive.test.ts'];
 
@@ -2044,5 +2050,41 @@ export const MUTANTS: readonly Mutant[] = [
     to: '',
     breaks: 'an hour with an object listed from its day index instead, as final with no events',
     files: ['test/integration/late-policy.test.ts', 'test/integration/finished-hours.test.ts'],
+  },
+  // The local provisioner: the template's table and queues as the emulators make them.
+  {
+    file: 'local/provision-table.ts',
+    from: '    ...(gsis?.length ? { GlobalSecondaryIndexes: gsis } : {}),\n',
+    to: '',
+    breaks: 'the local table made without the template’s indexes',
+    files: PROVISION_TESTS,
+  },
+  {
+    file: 'local/provision-table.ts',
+    from: '    indexes: [...(t.GlobalSecondaryIndexes ?? []), ...(t.LocalSecondaryIndexes ?? [])]\n      .map((i) => i.IndexName)\n      .sort(),',
+    to: '    indexes: [],',
+    breaks: 'kept data of a template without an index reused by one that needs it',
+    files: PROVISION_TESTS,
+  },
+  {
+    file: 'local/queue-attributes.ts',
+    from: "  'DelaySeconds',\n",
+    to: '',
+    breaks: 'a queue’s delivery delay (the coalescing window) not given to the local queue',
+    files: PROVISION_TESTS,
+  },
+  {
+    file: 'local/queue-attributes.ts',
+    from: "      attributes[key] = typeof value === 'string' ? value : JSON.stringify(value);",
+    to: '      attributes[key] = String(value);',
+    breaks: 'a redrive policy written as [object Object]: the local queue with no DLQ',
+    files: PROVISION_TESTS,
+  },
+  {
+    file: 'local/queue-attributes.ts',
+    from: '    else others.push(key);',
+    to: '    else continue;',
+    breaks: 'a queue property the local runtime cannot apply dropped without a word',
+    files: PROVISION_TESTS,
   },
 ];
