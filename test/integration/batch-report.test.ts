@@ -106,9 +106,13 @@ describe('the report on one batch', () => {
     ]);
     // Its archive can resume it: the command is named.
     if (!report) throw new Error('no report');
-    expect(describeBatch(report)).toContain(
+    const described = describeBatch(report);
+    expect(described).toContain(
       `resume      onceflow replay archive --batch-id ${batchId} (or onceflow replay dlq, if its message is in the DLQ)`,
     );
+    // Its too-late part is in the quarantine under its id, with no conflict beside it.
+    expect(described).toContain('too late    2026-10-01T09:00:00Z (refused and quarantined)');
+    expect(described).toContain(`rejects     onceflow rejects --batch-id ${batchId}`);
   });
 
   it('says nothing of a batch the ledger never saw, and names no events when the archive is gone', async () => {

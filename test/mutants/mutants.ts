@@ -2087,4 +2087,33 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'a queue property the local runtime cannot apply dropped without a word',
     files: PROVISION_TESTS,
   },
+  // `onceflow batch`: what became of one batch.
+  {
+    file: 'cli/commands/batch.ts',
+    from: "  if (r.state === 'pending' && r.archived)\n",
+    to: "  if (r.state === 'pending')\n",
+    breaks: '`batch` telling an operator to resume a pending batch from an archive that is missing',
+    files: ['test/integration/batch-report.test.ts', 'test/integration/late-policy.test.ts'],
+  },
+  {
+    file: 'cli/commands/batch.ts',
+    from: '  if (r.lateHours || (r.fates && r.fates.conflict > 0))\n',
+    to: '  if (r.fates && r.fates.conflict > 0)\n',
+    breaks: '`batch` not pointing to the rejects of a batch whose too-late parts were quarantined',
+    files: ['test/integration/batch-report.test.ts', 'test/integration/late-policy.test.ts'],
+  },
+  {
+    file: 'cli/commands/batch.ts',
+    from: 'const lateHours = entry.lateHours && entry.lateHours.size > 0 ? [...entry.lateHours].sort() : [];',
+    to: 'const lateHours: string[] = [];',
+    breaks: '`batch` silent on the hours of a batch refused as too late',
+    files: ['test/integration/batch-report.test.ts', 'test/integration/late-policy.test.ts'],
+  },
+  {
+    file: 'cli/commands/batch.ts',
+    from: 'committedParts: entry.doneParts.size,',
+    to: 'committedParts: entry.parts,',
+    breaks: '`batch` reporting every part of a pending batch committed',
+    files: ['test/integration/batch-report.test.ts', 'test/integration/late-policy.test.ts'],
+  },
 ];
