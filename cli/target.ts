@@ -63,7 +63,7 @@ const running = (pid: number) => {
   }
 };
 
-interface Connection {
+export interface Connection {
   readonly endpoint: string | undefined;
   readonly stackName: string;
   /** Undefined: the SDK's own resolution (the profile's region, then the environment). */
@@ -102,10 +102,18 @@ const localConnection = (options: TargetOptions): Connection => {
   };
 };
 
-const connectionFor = (options: TargetOptions): Connection => {
+/**
+ * Where and as whom the CLI connects: the running local stack's recorded endpoint and
+ * credentials; LocalStack's endpoint and test credentials (or the environment's); AWS through the
+ * SDK's own chain. `env` is the process's environment, read here at the CLI's edge.
+ */
+export const connectionFor = (
+  options: TargetOptions,
+  env: Readonly<Record<string, string | undefined>>,
+): Connection => {
   if (options.target === 'local') return localConnection(options);
   const stackName = options.stackName ?? 'onceflow-dev';
-  const envRegion = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+  const envRegion = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
   // With a profile, its region applies unless --region says otherwise.
   const region = options.region ?? (options.profile ? undefined : (envRegion ?? 'us-east-1'));
   if (options.profile) {
@@ -113,12 +121,12 @@ const connectionFor = (options: TargetOptions): Connection => {
   }
   if (options.target === 'aws') return { endpoint: options.endpoint, stackName, region };
   return {
-    endpoint: options.endpoint ?? localstackEndpoint(process.env),
+    endpoint: options.endpoint ?? localstackEndpoint(env),
     stackName,
     region,
     credentials: {
-      accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'test',
-      secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'test',
+      accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'test',
+      secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'test',
     },
   };
 };
@@ -152,7 +160,7 @@ const stackOutputs = async (
 };
 
 export const resolveTarget = async (options: TargetOptions): Promise<Target> => {
-  const connection = connectionFor(options);
+  const connection = connectionFor(options, process.env);
   const { endpoint, stackName, credentials, profile } = connection;
   const config = {
     ...(connection.region ? { region: connection.region } : {}),

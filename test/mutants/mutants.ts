@@ -2116,4 +2116,49 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: '`batch` reporting every part of a pending batch committed',
     files: ['test/integration/batch-report.test.ts', 'test/integration/late-policy.test.ts'],
   },
+  // Where the CLI connects: the stack, region and credentials an operator's command reaches.
+  {
+    file: 'cli/target.ts',
+    from: "const stackName = options.stackName ?? 'onceflow-dev';",
+    to: "const stackName = options.stackName ?? 'onceflow';",
+    breaks:
+      'the CLI going to a stack named onceflow when none is named, not the deployed onceflow-dev',
+    files: ['test/unit/target.test.ts'],
+  },
+  {
+    file: 'cli/target.ts',
+    from: 'const envRegion = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;',
+    to: 'const envRegion = env.AWS_DEFAULT_REGION ?? env.AWS_REGION;',
+    breaks:
+      'AWS_DEFAULT_REGION (the AWS CLI’s) taking precedence over AWS_REGION (the SDK’s): the CLI in another region than the SDK’s tools',
+    files: ['test/unit/target.test.ts'],
+  },
+  {
+    file: 'cli/target.ts',
+    from: "const region = options.region ?? (options.profile ? undefined : (envRegion ?? 'us-east-1'));",
+    to: "const region = options.region ?? envRegion ?? 'us-east-1';",
+    breaks: 'a profile’s region overridden by the environment’s, or us-east-1',
+    files: ['test/unit/target.test.ts'],
+  },
+  {
+    file: 'cli/target.ts',
+    from: "accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'test',",
+    to: "accessKeyId: 'test',",
+    breaks: 'LocalStack reached with test credentials whatever the environment sets',
+    files: ['test/unit/target.test.ts'],
+  },
+  {
+    file: 'cli/target.ts',
+    from: '    endpoint: options.endpoint ?? state.endpoint,\n',
+    to: '    endpoint: state.endpoint,\n',
+    breaks: '`--endpoint` ignored with --target local',
+    files: ['test/unit/target.test.ts'],
+  },
+  {
+    file: 'cli/target.ts',
+    from: '  if (!running(state.pid))\n',
+    to: '  if (false)\n',
+    breaks: 'the CLI sending to a local stack that stopped, as if it ran',
+    files: ['test/unit/target.test.ts'],
+  },
 ];
