@@ -1843,14 +1843,6 @@ export const MUTANTS: readonly Mutant[] = [
       'stale reads answered at once: no test sees a read older than the writes made meanwhile',
     files: FAULT_TESTS,
   },
-  {
-    file: 'harness/faults.ts',
-    from: 'if (Limit !== undefined || MaxKeys !== undefined) return input;',
-    to: "if ('Limit' in input || 'MaxKeys' in input) return input;",
-    breaks:
-      'short pages never injected into the SDK’s paginators (they name `Limit: undefined`), yet reported fired',
-    files: FAULT_TESTS,
-  },
   // `onceflow replay archive`: what it reports of a selection it cannot send whole.
   {
     file: 'cli/commands/replay.ts',
