@@ -101,7 +101,8 @@ export const createAggregateHandler = (
             });
           }
           // After the hour object: its day's index never lists what the object does not say.
-          if (outcome.lifecycle.final) await publishDayIndex(parsed.hour.slice(0, 10), index);
+          if (outcome.lifecycle.final)
+            await publishDayIndex(parsed.hour.slice(0, 10), index, [parsed.hour]);
         }
         if (outcome.kind === 'unchanged') {
           metrics.addMetric('HoursUnchanged', MetricUnit.Count, 1);

@@ -121,7 +121,13 @@ export class LaggingReads {
     const key = `${credentialScope(req)}\n${action}\n${body}`;
     const now = this.#now();
     this.#forgetBefore(now - this.lagMs);
+    // Kept in the order they arrived, not the order they were asked: one asked earlier than an
+    // answer still kept may have outlived the lag.
     let answer = this.#kept.get(key);
+    if (answer && answer.at <= now - this.lagMs) {
+      this.#kept.delete(key);
+      answer = undefined;
+    }
     if (answer) this.staleAnswers++;
     else {
       const headers: Record<string, string> = {};
@@ -172,7 +178,7 @@ export class LaggingReads {
     res.end(answer.body);
   }
 
-  /** Drops the answers no replica could still give (kept in the order they were fetched). */
+  /** Drops the answers no replica could still give, from the oldest kept to the first that can. */
   #forgetBefore(cutoff: number): void {
     for (const [key, answer] of this.#kept) {
       if (answer.at > cutoff) break;

@@ -2,11 +2,14 @@
  * The consumer's index of final hours: per day, the hours that are final and the revision each
  * holds (`aggregates/hourly/_final/date=YYYY-MM-DD.json`).
  *
- * It is rebuilt from the marks and the hour objects and written with compare-and-swap on its
- * ETag, read before them (as hour objects are): what it lists only grows (hours become final,
- * revisions and amendments grow), so a writer that wins the swap never lists less than the one
- * it replaced. An hour is listed only once its object says final (or, without events, once the
- * finalizer recorded it), so a reader never finds an entry before its object.
+ * It is rebuilt from the hour objects of the hours it lists already, those with a mark and those
+ * the caller knows final, and written with compare-and-swap on its ETag, read before them (as
+ * hour objects are). What it lists only grows (hours become final, revisions and amendments
+ * grow): a rebuild starts from the stored entries, so a writer that wins the swap never lists
+ * less than the one it replaced, even when marks are gone (a table restored to a copy older than
+ * them, while the objects stay final). An hour is listed only once its object says final (or,
+ * without events, once the finalizer recorded it), so a reader never finds an entry before its
+ * object.
  */
 import * as v from 'valibot';
 import type { AggregateObjects } from './aggregator.ts';
@@ -47,17 +50,27 @@ const MAX_ATTEMPTS = 8;
 
 const entriesOf = (index: DayIndex | undefined) => JSON.stringify(index?.hours ?? []);
 
-/** Rebuilds and publishes one day's index if it changed. Safe to repeat and to run at once. */
-export const publishDayIndex = async (date: string, ports: DayIndexPorts): Promise<DayIndex> => {
+/**
+ * Rebuilds and publishes one day's index if it changed. Safe to repeat and to run at once.
+ * `finalHours`: hours of that day the caller saw final (an object it just published), read even
+ * without a mark.
+ */
+export const publishDayIndex = async (
+  date: string,
+  ports: DayIndexPorts,
+  finalHours: readonly string[] = [],
+): Promise<DayIndex> => {
   const dayStart = Date.parse(`${date}T00:00:00Z`);
   const hours = hoursBetween(dayStart, dayStart + 24 * 3_600_000);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const stored = await ports.objects.getDayIndex(date);
     const marks = await ports.marks.marksOf(hours);
+    const listed = new Map((stored?.index?.hours ?? []).map((entry) => [entry.hour, entry]));
     const entries: DayIndexEntry[] = [];
     for (const hour of hours) {
       const mark = marks.get(hour);
-      if (!mark) continue;
+      const before = listed.get(hour);
+      if (!mark && !before && !finalHours.includes(hour)) continue;
       const object = await ports.objects.get(hour);
       if (object?.aggregate && object.lifecycle.final) {
         entries.push({
@@ -66,7 +79,10 @@ export const publishDayIndex = async (date: string, ports: DayIndexPorts): Promi
           events: object.aggregate.events,
           amendments: object.lifecycle.amendments ?? 0,
         });
-      } else if (!object && mark.finalRevision === 0) {
+      } else if (before) {
+        // Listed once, listed for good: what consumers read as final stays so.
+        entries.push(before);
+      } else if (!object && mark?.finalRevision === 0) {
         entries.push({ hour, revision: 0, events: 0, amendments: 0 });
       }
     }
@@ -97,5 +113,5 @@ export const ensureListed = async (entry: DayIndexEntry, ports: DayIndexPorts): 
     listed.events === entry.events
   )
     return;
-  await publishDayIndex(date, ports);
+  await publishDayIndex(date, ports, [entry.hour]);
 };

@@ -3,6 +3,9 @@
  * may answer with state a moment old, where DynamoDB Local always answers fresh. Through the
  * edge with real clients (AWS SDK v3 and v2), against DynamoDB Local.
  */
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   BatchGetItemCommand,
   CreateTableCommand,
@@ -14,12 +17,16 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import AWS from 'aws-sdk';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
-import { isEventualRead } from '../../local/eventual-reads.ts';
+import { isEventualRead, LaggingReads } from '../../local/eventual-reads.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { useEmulators } from '../support/emulators.ts';
 import { uniqueName } from '../support/pipeline.ts';
+
+const listen = (server: Server) =>
+  new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const urlOf = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 const dynamoAt = (endpoint: string) =>
   new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
@@ -222,5 +229,49 @@ describe('which reads may lag', () => {
     expect(read('TransactGetItems', { TransactItems: [] })).toBe(false);
     expect(isEventualRead('GetItem', 'not json')).toBe(false);
     expect(read('GetItem', ['not', 'a', 'request'])).toBe(false);
+  });
+});
+
+describe('the replica’s bound', () => {
+  it('never answers from a state older than the lag, even when reads finished out of order', async () => {
+    // DynamoDB Local's stand-in: each read answered with a new version; the first one held.
+    let version = 0;
+    let releaseFirst = () => {};
+    const firstHeld = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    const upstream = createServer((_req, res) => {
+      const answer = String(++version);
+      void (answer === '1' ? firstHeld : Promise.resolve()).then(() => res.end(answer));
+    });
+    let now = 0;
+    const lag = new LaggingReads({ lagMs: 1000, now: () => now });
+    const edge = createServer((req, res) => {
+      void lag.handle(req, res, { name: 'upstream', url: urlOf(upstream) }, 'Query');
+    });
+    await Promise.all([listen(upstream), listen(edge)]);
+    onTestFinished(() => {
+      upstream.close();
+      edge.close();
+    });
+    const read = (table: string) =>
+      fetch(urlOf(edge), { method: 'POST', body: JSON.stringify({ TableName: table }) }).then((r) =>
+        r.text(),
+      );
+    // A read of `a` at 0 answers after a read of `b` at 10 did: kept in that order.
+    const a = read('a');
+    await vi.waitFor(() => expect(version).toBe(1));
+    now = 10;
+    expect(await read('b')).toBe('2');
+    releaseFirst();
+    expect(await a).toBe('1');
+    // Within the lag both may be answered from the past.
+    now = 500;
+    expect(await read('a')).toBe('1');
+    // Past it for `a` (kept at 0), not for `b` (kept at 10): `a` is read afresh.
+    now = 1005;
+    expect(await read('b')).toBe('2');
+    expect(await read('a')).toBe('3');
+    expect(lag.staleAnswers).toBe(2);
   });
 });

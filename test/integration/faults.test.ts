@@ -27,7 +27,7 @@ const bucketWith = async (keys: readonly string[]) => {
 };
 
 describe('the fault injector', () => {
-  it('answers a listing one key a page under short-pages, unless the caller names a page size', async () => {
+  it('answers a listing one key a page under short-pages, unless the caller names a page size of its own', async () => {
     const { Bucket } = await bucketWith(['a', 'b', 'c']);
     const faults = new FaultInjector().add({
       site: 'ListObjectsV2',
@@ -48,12 +48,12 @@ describe('the fault injector', () => {
     // A page size of the caller's own is left as it is.
     const sized = await s3.send(new ListObjectsV2Command({ Bucket, MaxKeys: 2 }));
     expect(sized.Contents?.map((o) => o.Key)).toEqual(['a', 'b']);
-    // The SDK's paginator names a page size (undefined): left whole, and not counted as fired.
-    const whole: string[][] = [];
+    // The SDK's paginator names a page size even when none is given (undefined): shortened too.
+    const paged: string[][] = [];
     for await (const page of paginateListObjectsV2({ client: s3 }, { Bucket }))
-      whole.push((page.Contents ?? []).map((o) => o.Key ?? ''));
-    expect(whole).toEqual([['a', 'b', 'c']]);
-    expect(faults.fired).toEqual(Array(3).fill('short-pages@ListObjectsV2'));
+      paged.push((page.Contents ?? []).map((o) => o.Key ?? ''));
+    expect(paged).toEqual([['a'], ['b'], ['c']]);
+    expect(faults.fired).toEqual(Array(6).fill('short-pages@ListObjectsV2'));
   });
 
   it('withholds a stale read’s answer until released, so that it is older than a write made meanwhile', async () => {

@@ -4,6 +4,7 @@ import { sendBodies } from '../../adapters/sqs.ts';
 import { aggregateDependencies } from '../../adapters/wiring.ts';
 import type { FaultKind } from '../../harness/faults.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
+import { restoreTable, snapshotTable } from '../../local/snapshot.ts';
 import { loadAggregateConfig } from '../../shared/config.ts';
 import { publishDayIndex } from '../../shared/day-index.ts';
 import { FinalizerRunSchema, QUARANTINE_CLOSE_GRACE_MS } from '../../shared/finalizer.ts';
@@ -13,7 +14,7 @@ import { useEmulators } from '../support/emulators.ts';
 import { apply, batch, DAY, dayIndex, H09, H10, objectOf } from '../support/hours.ts';
 import { uniqueName } from '../support/names.ts';
 import { holdUntilConcurrent } from '../support/overlap.ts';
-import { createPipeline, heldS3Clients, stateViews } from '../support/pipeline.ts';
+import { createPipeline, heldS3Clients, type Pipeline, stateViews } from '../support/pipeline.ts';
 
 describe('finished hours (allowedLatenessMinutes 120)', () => {
   it('finalizes an hour once the watermark passes its end, not before, and lists it in its day’s index', async () => {
@@ -146,6 +147,66 @@ describe('finished hours (allowedLatenessMinutes 120)', () => {
     expect((await slow).hours.map((h) => h.hour)).toEqual([H09]);
     expect((await dayIndex(p))?.hours.map((h) => h.hour)).toEqual([H09]);
   });
+
+  it('keeps its final hours in a day’s index when a restored table lost their marks and a late event amends one', async () => {
+    const p = await createPipeline();
+    await apply(p, batch('09:10'));
+    const copy = await snapshotTable(p.admin.dynamo, p.tableName);
+    // The watermark (11:30) passes 09:00 and 10:00, which has no events (listed with none).
+    await apply(p, batch('13:40'));
+    await p.finalize();
+    expect((await dayIndex(p))?.hours.map((h) => [h.hour, h.events])).toEqual([
+      [H09, 1],
+      [H10, 0],
+    ]);
+    // Back to a copy older than the marks: the objects stay final, and what lands in their hours
+    // now is an amendment.
+    await restoreTable(p.admin.dynamo, p.tableName, copy);
+    await apply(p, batch('09:55'));
+    const amended = await objectOf(p, H09);
+    expect(amended).toMatchObject({ final: true, amendments: 1, events: 2 });
+    expect((await dayIndex(p))?.hours).toEqual([
+      { hour: H09, revision: amended?.revision, events: 2, amendments: 1 },
+      { hour: H10, revision: 0, events: 0, amendments: 0 },
+    ]);
+  });
+
+  it.each([
+    {
+      how: 'its notification comes again',
+      after: (p: Pipeline) =>
+        p.sendToAggregateQueue(JSON.stringify({ hour: H09 })).then(() => p.drainAggregates()),
+      listed: { events: 1, amendments: 0 },
+    },
+    {
+      how: 'a late event amends it',
+      after: (p: Pipeline) => apply(p, batch('09:55')),
+      listed: { events: 2, amendments: 1 },
+    },
+  ])(
+    'lists a final hour its day’s index missed when $how after its mark was lost',
+    async ({ after, listed }) => {
+      const p = await createPipeline();
+      await apply(p, batch('09:10'), batch('12:40'));
+      const copy = await snapshotTable(p.admin.dynamo, p.tableName);
+      // The finalizer crashes between the hour's object (final now) and its day's index.
+      p.faults.add({
+        site: 'PutObject:aggregates',
+        kind: 'crash-before',
+        when: (input) => JSON.stringify(input).includes('_final/'),
+      });
+      await expect(p.finalize()).rejects.toThrow();
+      expect(await objectOf(p, H09)).toMatchObject({ final: true });
+      expect(await dayIndex(p)).toBeUndefined();
+      // The table goes back to before the mark, then the hour is published again.
+      await restoreTable(p.admin.dynamo, p.tableName, copy);
+      await after(p);
+      const object = await objectOf(p, H09);
+      expect((await dayIndex(p))?.hours).toEqual([
+        { hour: H09, revision: object?.revision, ...listed },
+      ]);
+    },
+  );
 });
 
 /** The finalizer's side effects, each told apart by what it writes. */

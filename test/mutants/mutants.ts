@@ -1843,6 +1843,14 @@ export const MUTANTS: readonly Mutant[] = [
       'stale reads answered at once: no test sees a read older than the writes made meanwhile',
     files: FAULT_TESTS,
   },
+  {
+    file: 'harness/faults.ts',
+    from: 'if (Limit !== undefined || MaxKeys !== undefined) return input;',
+    to: "if ('Limit' in input || 'MaxKeys' in input) return input;",
+    breaks:
+      'short pages never injected into the SDK’s paginators (they name `Limit: undefined`): the pending index always read whole',
+    files: FAULT_TESTS,
+  },
   // `onceflow replay archive`: what it reports of a selection it cannot send whole.
   {
     file: 'cli/commands/replay.ts',
@@ -2152,5 +2160,41 @@ export const MUTANTS: readonly Mutant[] = [
     to: '  if (false)\n',
     breaks: 'the CLI sending to a local stack that stopped, as if it ran',
     files: ['test/unit/target.test.ts'],
+  },
+  {
+    file: 'shared/day-index.ts',
+    from: '      if (!mark && !before && !finalHours.includes(hour)) continue;',
+    to: '      if (!mark && !finalHours.includes(hour)) continue;',
+    breaks: 'after a restore older than its mark, a listed final hour dropped from its day’s index',
+    files: ['test/integration/finished-hours.test.ts'],
+  },
+  {
+    file: 'shared/day-index.ts',
+    from: '      } else if (before) {',
+    to: '      } else if (false) {',
+    breaks: 'a listed final hour without events dropped from its day’s index once its mark is gone',
+    files: ['test/integration/finished-hours.test.ts'],
+  },
+  {
+    file: 'shared/day-index.ts',
+    from: '  await publishDayIndex(date, ports, [entry.hour]);',
+    to: '  await publishDayIndex(date, ports);',
+    breaks: 'a final hour the index missed, its mark gone, never listed by a redelivery',
+    files: ['test/integration/finished-hours.test.ts'],
+  },
+  {
+    file: 'functions/aggregate-hours.ts',
+    from: 'await publishDayIndex(parsed.hour.slice(0, 10), index, [parsed.hour]);',
+    to: 'await publishDayIndex(parsed.hour.slice(0, 10), index);',
+    breaks: 'an amended final hour the index missed, its mark gone, left unlisted',
+    files: ['test/integration/finished-hours.test.ts'],
+  },
+  {
+    file: 'local/eventual-reads.ts',
+    from: '    if (answer && answer.at <= now - this.lagMs) {',
+    to: '    if (false) {',
+    breaks:
+      'an eventually consistent read answered from a state older than the lag, after reads finished out of order',
+    files: ['test/emulators/eventual-reads.test.ts'],
   },
 ];
