@@ -5,9 +5,9 @@
  * It is rebuilt from the hour objects of the hours it lists already, those with a mark and those
  * the caller knows final, and written with compare-and-swap on its ETag, read before them (as
  * hour objects are). What it lists only grows (hours become final, revisions and amendments
- * grow): a rebuild starts from the stored entries, so a writer that wins the swap never lists
- * less than the one it replaced, even when marks are gone (a table restored to a copy older than
- * them, while the objects stay final). An hour is listed only once its object says final (or,
+ * grow): a rebuild reads every hour the stored index lists, so a writer that wins the swap never
+ * lists less than the one it replaced while the objects stay, even when marks are gone (a table
+ * restored to a copy older than them). An hour is listed only once its object says final (or,
  * without events, once the finalizer recorded it), so a reader never finds an entry before its
  * object.
  */
@@ -79,10 +79,9 @@ export const publishDayIndex = async (
           events: object.aggregate.events,
           amendments: object.lifecycle.amendments ?? 0,
         });
-      } else if (before) {
-        // Listed once, listed for good: what consumers read as final stays so.
-        entries.push(before);
-      } else if (!object && mark?.finalRevision === 0) {
+      } else if (!object && (mark?.finalRevision === 0 || before?.revision === 0)) {
+        // Final without events: recorded so by the finalizer, or listed so before its mark went.
+        // (An entry whose object is gone, deleted by a reconcile, is not: nothing backs it.)
         entries.push({ hour, revision: 0, events: 0, amendments: 0 });
       }
     }

@@ -2170,8 +2170,8 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     file: 'shared/day-index.ts',
-    from: '      } else if (before) {',
-    to: '      } else if (false) {',
+    from: '      } else if (!object && (mark?.finalRevision === 0 || before?.revision === 0)) {',
+    to: '      } else if (!object && mark?.finalRevision === 0) {',
     breaks: 'a listed final hour without events dropped from its day’s index once its mark is gone',
     files: ['test/integration/finished-hours.test.ts'],
   },
