@@ -4,8 +4,7 @@
  * edge with real clients (AWS SDK v3 and v2), against DynamoDB Local.
  */
 
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import {
   BatchGetItemCommand,
   CreateTableCommand,
@@ -23,10 +22,7 @@ import { isEventualRead, LaggingReads } from '../../local/eventual-reads.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { useEmulators } from '../support/emulators.ts';
 import { uniqueName } from '../support/pipeline.ts';
-
-const listen = (server: Server) =>
-  new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const urlOf = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+import { listenLocally } from '../support/servers.ts';
 
 const dynamoAt = (endpoint: string) =>
   new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
@@ -244,18 +240,19 @@ describe('the replica’s bound', () => {
       const answer = String(++version);
       void (answer === '1' ? firstHeld : Promise.resolve()).then(() => res.end(answer));
     });
+    const { url } = await listenLocally(upstream);
     let now = 0;
     const lag = new LaggingReads({ lagMs: 1000, now: () => now });
     const edge = createServer((req, res) => {
-      void lag.handle(req, res, { name: 'upstream', url: urlOf(upstream) }, 'Query');
+      void lag.handle(req, res, { name: 'upstream', url }, 'Query');
     });
-    await Promise.all([listen(upstream), listen(edge)]);
+    const edgeUrl = (await listenLocally(edge)).url;
     onTestFinished(() => {
       upstream.close();
       edge.close();
     });
     const read = (table: string) =>
-      fetch(urlOf(edge), { method: 'POST', body: JSON.stringify({ TableName: table }) }).then((r) =>
+      fetch(edgeUrl, { method: 'POST', body: JSON.stringify({ TableName: table }) }).then((r) =>
         r.text(),
       );
     // A read of `a` at 0 answers after a read of `b` at 10 did: kept in that order.

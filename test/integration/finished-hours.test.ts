@@ -16,6 +16,9 @@ import { uniqueName } from '../support/names.ts';
 import { holdUntilConcurrent } from '../support/overlap.ts';
 import { createPipeline, heldS3Clients, type Pipeline, stateViews } from '../support/pipeline.ts';
 
+/** Whether an S3 write is a day's index (under `_final/`), not an hour object. */
+const writesDayIndex = (input: unknown) => JSON.stringify(input).includes('_final/');
+
 describe('finished hours (allowedLatenessMinutes 120)', () => {
   it('finalizes an hour once the watermark passes its end, not before, and lists it in its day’s index', async () => {
     const p = await createPipeline();
@@ -193,7 +196,7 @@ describe('finished hours (allowedLatenessMinutes 120)', () => {
       p.faults.add({
         site: 'PutObject:aggregates',
         kind: 'crash-before',
-        when: (input) => JSON.stringify(input).includes('_final/'),
+        when: writesDayIndex,
       });
       await expect(p.finalize()).rejects.toThrow();
       expect(await objectOf(p, H09)).toMatchObject({ final: true });
@@ -220,7 +223,7 @@ const FINALIZER_STEPS: { name: string; site: string; when?: (input: unknown) => 
   {
     name: 'the hour object',
     site: 'PutObject:aggregates',
-    when: (input) => !JSON.stringify(input).includes('_final/'),
+    when: (input) => !writesDayIndex(input),
   },
   {
     name: 'the final revision',
@@ -230,7 +233,7 @@ const FINALIZER_STEPS: { name: string; site: string; when?: (input: unknown) => 
   {
     name: 'the day index',
     site: 'PutObject:aggregates',
-    when: (input) => JSON.stringify(input).includes('_final/'),
+    when: writesDayIndex,
   },
   {
     name: 'the cursor',
@@ -291,9 +294,9 @@ describe.concurrent('a crash in an amendment', () => {
   const steps = [
     {
       name: 'the hour object',
-      when: (input: unknown) => !JSON.stringify(input).includes('_final/'),
+      when: (input: unknown) => !writesDayIndex(input),
     },
-    { name: 'the day index', when: (input: unknown) => JSON.stringify(input).includes('_final/') },
+    { name: 'the day index', when: writesDayIndex },
   ];
   const cases = steps.flatMap((step) =>
     (['crash-before', 'crash-after'] as FaultKind[]).map((kind) => ({ ...step, kind })),

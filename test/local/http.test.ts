@@ -12,11 +12,11 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { forward, requestUpstream, UPSTREAM_IDLE_MS } from '../../local/http.ts';
 import { waitFor } from '../../local/net.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
+import { listenLocally } from '../support/servers.ts';
 
 let server: Server | undefined;
 
@@ -33,9 +33,8 @@ const upstream = async (delayMs: number) => {
   });
   server.keepAliveTimeout = 10 * 60_000;
   server.on('connection', (socket) => socket.once('close', () => closed.push(Date.now())));
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, closed };
+  const { url } = await listenLocally(server);
+  return { url, closed };
 };
 
 describe('the edge’s connections to an emulator', () => {
@@ -64,8 +63,7 @@ const edgeWith = async (url: string, hook: Parameters<typeof forward>[3]) => {
   const edge = createServer((req, res) => {
     exchanges.push(forward(req, res, { url, name: 'upstream' }, hook));
   });
-  await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
-  const { port } = edge.address() as AddressInfo;
+  const { port } = await listenLocally(edge);
   return {
     port,
     exchanges,
@@ -129,9 +127,8 @@ const endsWhenCallerLeaves = async (
   const edge = createServer((req, res) => {
     exchange = begin(req, res, leave);
   });
-  await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
+  const { port } = await listenLocally(edge);
   try {
-    const { port } = edge.address() as AddressInfo;
     const caller = request({ host: '127.0.0.1', port, method: 'PUT', path: '/bucket/key' });
     caller.on('error', () => {});
     send(caller);
@@ -175,8 +172,7 @@ describe('an exchange through the edge whose caller leaves', () => {
       req.resume();
       req.once('end', () => res.end('ok'));
     });
-    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { url } = await listenLocally(server);
     const outcome = await endsWhenCallerLeaves(
       // Queued (behind an S3 key's lock): the exchange begins once its caller has gone.
       async (req, res, leave) => {
