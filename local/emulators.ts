@@ -108,6 +108,8 @@ export interface Emulators {
   readonly dynamoLocal: RunningDynamoLocal;
   /** Which gap-fillers are active (false: the emulator supports the feature itself). */
   readonly gaps: FauxqsGaps;
+  /** How old an eventually consistent read's answer may be (EmulatorOptions.readLagMs). */
+  readonly readLagMs: number;
   /** Makes a locally provisioned stack answer CloudFormation's DescribeStacks. */
   registerStack(stack: LocalStackRecord): void;
   /** Serves Lambda's API for these functions; returns how to stop serving them. */
@@ -365,6 +367,7 @@ export const startEmulators = async (options: EmulatorOptions = {}): Promise<Emu
       region: LOCAL_REGION,
       dynamoLocal: { endpoint: dynamo.endpoint, pid: dynamo.pid },
       gaps,
+      readLagMs: replica.lagMs,
       metrics: cloudWatch.metrics,
       alarms: cloudWatch.alarms,
       registerStack: (stack) => {

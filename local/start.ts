@@ -265,6 +265,7 @@ try {
       credentials: { ...LOCAL_CREDENTIALS },
       pid: process.pid,
       startedAt: new Date().toISOString(),
+      readLagMs: runtime.emulators.readLagMs,
     });
     console.log(
       `\nRunning. Endpoint ${runtime.endpoint} (every service), region ${runtime.region}, any credentials.`,

@@ -16,6 +16,11 @@ export const LocalStateSchema = v.object({
   credentials: v.object({ accessKeyId: v.string(), secretAccessKey: v.string() }),
   pid: v.number(),
   startedAt: v.string(),
+  /**
+   * How old the edge's eventually consistent reads may get (`--read-lag`), for commands that must
+   * wait them out; absent in a file written before it was recorded: the default lag.
+   */
+  readLagMs: v.optional(v.number()),
 });
 
 export type LocalState = v.InferOutput<typeof LocalStateSchema>;

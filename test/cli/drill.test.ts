@@ -12,16 +12,17 @@ import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { ingestSettings } from '../../adapters/wiring.ts';
 import { type Emulators, startEmulators } from '../../local/emulators.ts';
+import { waitFor } from '../../local/net.ts';
 import { startLocalRuntime } from '../../local/runtime.ts';
 import { loadIngestConfig } from '../../shared/config.ts';
 import { planBatch } from '../../shared/ingest.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
 import { validateBatch } from '../../shared/schema.ts';
 import { onceflow, ROOT, recordState } from '../support/cli.ts';
-import { DEADLINE_S } from '../support/deadlines.ts';
+import { DEADLINE_MS, DEADLINE_S } from '../support/deadlines.ts';
 import { sharedDynamoLocal } from '../support/emulators.ts';
 import { placedEvent } from '../support/hours.ts';
-import { uniqueName } from '../support/pipeline.ts';
+import { stateViews, uniqueName } from '../support/pipeline.ts';
 
 const SEED = join(ROOT, 'test', 'fixtures', 'seed-orders', 'batches.ndjson');
 const dir = mkdtempSync(join(tmpdir(), 'onceflow-drill-'));
@@ -97,5 +98,57 @@ describe('onceflow drill restore', () => {
       '   ✗ both DLQs empty',
     ]);
     expect(drill.stdout).toContain('the drill found problems (see ✗ above)');
+  });
+
+  it('re-sends a batch the copy shows pending when the index answered just before the restore that none was', async () => {
+    // A lag long enough for the whole restore to fall within it, as `npm start -- --read-lag`.
+    const lagging = await startEmulators({ dynamoLocal: sharedDynamoLocal(), readLagMs: 5_000 });
+    onTestFinished(() => lagging.stop());
+    const { assemblyDir, stackName } = inject('assembly');
+    const runtime = await startLocalRuntime({
+      assemblyDir,
+      stackName,
+      localStackName: uniqueName('drill-lag'),
+      emulators: lagging,
+      retryDelaySeconds: 1,
+    });
+    onTestFinished(() => runtime.stop());
+    const state = recordState(runtime, dir);
+    const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
+    const { outputs } = runtime.stack;
+    const orderId = uniqueName('o-pending');
+    const body = JSON.stringify({ batchId: uniqueName('pending'), events: [placedEvent(orderId)] });
+    const parsed = validateBatch(JSON.parse(body));
+    if (!parsed.ok) throw new Error(parsed.detail);
+    const ingest = runtime.stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'));
+    if (!ingest) throw new Error('the stack has no ingest function');
+    const plan = planBatch(parsed.batch, ingestSettings(loadIngestConfig(ingest.environment)));
+    const ledger = new DynamoLedger(runtime.clients.dynamo, outputs.TableName ?? '');
+    // Claimed two hours ago, so the arrival index files it before the copy: only the pending
+    // index names it to the runbook.
+    await ledger.claim(plan, undefined, Date.now() - 2 * 3_600_000);
+    const snapshot = await cli('drill', 'snapshot');
+    expect(snapshot.code, snapshot.stderr).toBe(0);
+    const at = /--at (\S+)/.exec(snapshot.stdout)?.[1] ?? '';
+    // Its message arrives after the copy and completes it; then the pending index answers that
+    // nothing is pending, an answer the replica keeps for the lag.
+    await runtime.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: outputs.OrdersQueueUrl, MessageBody: body }),
+    );
+    expect((await cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
+    await waitFor(async () => (await ledger.pendingBatches()).length === 0, {
+      timeoutMs: DEADLINE_MS,
+      what: 'the pending index to answer that nothing is pending',
+    });
+
+    const drill = await cli('drill', 'restore', '--at', at, '--timeout', DEADLINE_S);
+    expect(drill.stderr).toBe('');
+    expect(drill.stdout).toContain(
+      '✓ re-sent 1 archived batch received since the copy or pending in it',
+    );
+    expect(drill.stdout).toContain('✓ 0 batches pending in the ledger');
+    expect(drill.code).toBe(0);
+    const views = stateViews(runtime.clients, outputs.TableName ?? '', outputs.BucketName ?? '');
+    expect((await views.orders()).map((o) => o.orderId)).toContain(orderId);
   });
 });

@@ -140,6 +140,8 @@ describe('npm start as a process', () => {
     await beside.until(RUNNING);
     expect(await readAfterWrite(readState(dir))).toEqual({ eventual: '1', consistent: '2' });
     expect(await readAfterWrite(readState(besideDir))).toEqual({ eventual: '2', consistent: '2' });
+    // Recorded for the commands that wait the lag out (`drill restore`).
+    expect([readState(dir).readLagMs, readState(besideDir).readLagMs]).toEqual([60_000, 0]);
     beside.child.kill('SIGINT');
     first.child.kill('SIGINT');
     expect(await beside.exited).toBe(0);

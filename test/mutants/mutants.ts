@@ -2197,4 +2197,26 @@ export const MUTANTS: readonly Mutant[] = [
       'an eventually consistent read answered from a state older than the lag, after reads finished out of order',
     files: ['test/emulators/eventual-reads.test.ts'],
   },
+  {
+    file: 'local/snapshot.ts',
+    from: '  await sleep(options.readLagMs ?? DEFAULT_READ_LAG_MS);',
+    to: '',
+    breaks:
+      'a restore read through the replica’s answers from before it: a batch the copy shows pending never re-sent',
+    files: ['test/cli/drill.test.ts'],
+  },
+  {
+    file: 'cli/commands/drill.ts',
+    from: '        await sleep(Math.max(0, drainedAtMs + readLagMs - Date.now()));',
+    to: '',
+    breaks: 'the drill failing on a batch it applied, read as pending from before the drain',
+    files: ['test/cli/drill.test.ts'],
+  },
+  {
+    file: 'local/start.ts',
+    from: '      readLagMs: runtime.emulators.readLagMs,',
+    to: '',
+    breaks: 'local.json without the read lag: the drill waits the default second out',
+    files: ['test/local/start.test.ts'],
+  },
 ];

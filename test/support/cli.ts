@@ -55,6 +55,7 @@ export const recordState = (runtime: LocalRuntime, dir: string): string => {
     credentials: { ...LOCAL_CREDENTIALS },
     pid: process.pid,
     startedAt: new Date().toISOString(),
+    readLagMs: runtime.emulators.readLagMs,
   });
   return state;
 };
