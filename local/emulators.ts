@@ -1,8 +1,7 @@
 /**
- * The embedded AWS emulators behind one edge endpoint: DynamoDB Local (Java) and fauxqs
- * (in-process SQS, SNS and S3) with gap-fillers for what fauxqs lacks (each steps aside when it
- * answers the feature itself), and the services the edge answers itself: CloudFormation, Lambda,
- * CloudWatch, CloudWatch Logs, EventBridge and Scheduler. Everything listens on 127.0.0.1.
+ * The embedded AWS emulators behind one edge endpoint on 127.0.0.1: DynamoDB Local (Java),
+ * fauxqs (in-process SQS, SNS, S3) with gap-fillers that step aside where fauxqs has the feature,
+ * and the edge's own CloudFormation, Lambda, CloudWatch, CloudWatch Logs, EventBridge, Scheduler.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
