@@ -13,7 +13,7 @@ import { S3Store } from '../../adapters/s3.ts';
 import { ingestSettings } from '../../adapters/wiring.ts';
 import { type Emulators, startEmulators } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
-import { startLocalRuntime } from '../../local/runtime.ts';
+import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { loadIngestConfig } from '../../shared/config.ts';
 import { planBatch } from '../../shared/ingest.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
@@ -35,20 +35,35 @@ afterAll(async () => {
   await emulators?.stop();
 });
 
+/** A copy of the stack in a local runtime on `on`, and the CLI bound to it as `--target local`. */
+const drillStack = async (on: Emulators, name: string) => {
+  const { assemblyDir, stackName } = inject('assembly');
+  const runtime = await startLocalRuntime({
+    assemblyDir,
+    stackName,
+    localStackName: uniqueName(name),
+    emulators: on,
+    retryDelaySeconds: 1,
+  });
+  onTestFinished(() => runtime.stop());
+  const state = recordState(runtime, dir);
+  const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
+  const ledger = new DynamoLedger(runtime.clients.dynamo, runtime.stack.outputs.TableName ?? '');
+  return { runtime, cli, outputs: runtime.stack.outputs, ledger };
+};
+
+/** The ingest function's plan for a batch body, with the stack's own settings. */
+const planOf = (runtime: LocalRuntime, body: string) => {
+  const parsed = validateBatch(JSON.parse(body));
+  if (!parsed.ok) throw new Error(parsed.detail);
+  const ingest = runtime.stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'));
+  if (!ingest) throw new Error('the stack has no ingest function');
+  return planBatch(parsed.batch, ingestSettings(loadIngestConfig(ingest.environment)));
+};
+
 describe('onceflow drill restore', () => {
   it('marks each check the runbook leaves failing and exits 1: a batch never archived, a DLQ not empty, an hour object without events', async () => {
-    const { assemblyDir, stackName } = inject('assembly');
-    const runtime = await startLocalRuntime({
-      assemblyDir,
-      stackName,
-      localStackName: uniqueName('drill'),
-      emulators,
-      retryDelaySeconds: 1,
-    });
-    onTestFinished(() => runtime.stop());
-    const state = recordState(runtime, dir);
-    const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
-    const { outputs } = runtime.stack;
+    const { runtime, cli, outputs, ledger } = await drillStack(emulators, 'drill');
     expect((await cli('send', SEED)).code).toBe(0);
     expect((await cli('drain', '--timeout', DEADLINE_S)).code).toBe(0);
 
@@ -58,16 +73,8 @@ describe('onceflow drill restore', () => {
       batchId: uniqueName('unarchived'),
       events: [placedEvent(uniqueName('o-unarchived'))],
     });
-    const parsed = validateBatch(JSON.parse(body));
-    if (!parsed.ok) throw new Error(parsed.detail);
-    const ingest = runtime.stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'));
-    if (!ingest) throw new Error('the stack has no ingest function');
-    const plan = planBatch(parsed.batch, ingestSettings(loadIngestConfig(ingest.environment)));
-    await new DynamoLedger(runtime.clients.dynamo, outputs.TableName ?? '').claim(
-      plan,
-      undefined,
-      Date.now(),
-    );
+    const plan = planOf(runtime, body);
+    await ledger.claim(plan, undefined, Date.now());
     await runtime.clients.sqs.send(
       new SendMessageCommand({ QueueUrl: outputs.OrdersDlqUrl, MessageBody: body }),
     );
@@ -104,29 +111,12 @@ describe('onceflow drill restore', () => {
     // A lag long enough for the whole restore to fall within it, as `npm start -- --read-lag`.
     const lagging = await startEmulators({ dynamoLocal: sharedDynamoLocal(), readLagMs: 5_000 });
     onTestFinished(() => lagging.stop());
-    const { assemblyDir, stackName } = inject('assembly');
-    const runtime = await startLocalRuntime({
-      assemblyDir,
-      stackName,
-      localStackName: uniqueName('drill-lag'),
-      emulators: lagging,
-      retryDelaySeconds: 1,
-    });
-    onTestFinished(() => runtime.stop());
-    const state = recordState(runtime, dir);
-    const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
-    const { outputs } = runtime.stack;
+    const { runtime, cli, outputs, ledger } = await drillStack(lagging, 'drill-lag');
     const orderId = uniqueName('o-pending');
     const body = JSON.stringify({ batchId: uniqueName('pending'), events: [placedEvent(orderId)] });
-    const parsed = validateBatch(JSON.parse(body));
-    if (!parsed.ok) throw new Error(parsed.detail);
-    const ingest = runtime.stack.functions.find((f) => f.logicalId.startsWith('IngestOrders'));
-    if (!ingest) throw new Error('the stack has no ingest function');
-    const plan = planBatch(parsed.batch, ingestSettings(loadIngestConfig(ingest.environment)));
-    const ledger = new DynamoLedger(runtime.clients.dynamo, outputs.TableName ?? '');
     // Claimed two hours ago, so the arrival index files it before the copy: only the pending
     // index names it to the runbook.
-    await ledger.claim(plan, undefined, Date.now() - 2 * 3_600_000);
+    await ledger.claim(planOf(runtime, body), undefined, Date.now() - 2 * 3_600_000);
     const snapshot = await cli('drill', 'snapshot');
     expect(snapshot.code, snapshot.stderr).toBe(0);
     const at = /--at (\S+)/.exec(snapshot.stdout)?.[1] ?? '';
