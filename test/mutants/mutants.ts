@@ -2219,4 +2219,18 @@ export const MUTANTS: readonly Mutant[] = [
     breaks: 'local.json without the read lag: the drill waits the default second out',
     files: ['test/local/start.test.ts'],
   },
+  {
+    file: 'test/support/nothing-left-running.ts',
+    from: '    .filter(([kind, n]) => n > (before.get(kind) ?? 0))',
+    to: '    .filter(([, n]) => n > 0)',
+    breaks: 'a test file failed for what an earlier file in its worker left open',
+    files: ['test/unit/nothing-left-running.test.ts'],
+  },
+  {
+    file: 'test/support/nothing-left-running.ts',
+    from: '  await waitFor(() => leftOpen().length === 0, {',
+    to: '  await waitFor(() => true, {',
+    breaks: 'a test file that leaves a server or a timer running passing, its worker shared',
+    files: ['test/unit/nothing-left-running.test.ts'],
+  },
 ];
