@@ -8,9 +8,9 @@ export default defineConfig({
     exclude: ['test/localstack/**', 'node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
     // The files share their worker's modules rather than each loading the AWS SDK, fauxqs and
-    // the harness afresh in a process of its own: on 2026-12-07, 578 s and 936 s of CPU against
-    // 700 s and 1,184 s, the same hour. Each file still makes its own resources, and a file
-    // that leaves anything running fails (`nothing-left-running.ts`).
+    // the harness afresh in a process of its own: on 2026-12-07, 578 s (936 s of CPU) against
+    // 700 s (1,184 s) isolated, in the same hour. Each file still makes its own resources, and
+    // a file that leaves anything running fails (`test/support/nothing-left-running.ts`).
     isolate: false,
     setupFiles: ['test/support/nothing-left-running.ts'],
     // An environment variable or global a test stubs is put back after it.
