@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import * as v from 'valibot';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runProcess } from '../../local/process.ts';
 import { parseJson } from '../support/json.ts';
 
@@ -14,34 +14,32 @@ const ReportSchema = v.object({
 });
 
 describe('the check that a test file leaves nothing running', () => {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
-
   it('fails each file by what it left open, and passes one that closed what it opened after another leaked', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'left-running-'));
-    dirs.push(dir);
-    const report = join(dir, 'report.json');
-    const run = await runProcess(
-      join(ROOT, 'node_modules', '.bin', 'vitest'),
-      [
-        'run',
-        '--config',
-        'test/fixtures/left-running/vitest.config.ts',
-        '--reporter=json',
-        `--outputFile=${report}`,
-      ],
-      { cwd: ROOT, env: process.env },
-    );
-    expect(run.code).toBe(1);
-    const { testResults } = parseJson(ReportSchema, readFileSync(report, 'utf8'));
-    expect(
-      Object.fromEntries(testResults.map((r) => [basename(r.name), [r.status, r.message]])),
-    ).toEqual({
-      'closed.fixture.ts': ['passed', ''],
-      'server.fixture.ts': ['failed', 'left running after the file: 1 × TCPServerWrap'],
-      'timer.fixture.ts': ['failed', 'left running after the file: 1 × Timeout'],
-    });
+    const dir = mkdtempSync(join(tmpdir(), 'onceflow-left-running-'));
+    try {
+      const report = join(dir, 'report.json');
+      const run = await runProcess(
+        join(ROOT, 'node_modules', '.bin', 'vitest'),
+        [
+          'run',
+          '--config',
+          'test/fixtures/left-running/vitest.config.ts',
+          '--reporter=json',
+          `--outputFile=${report}`,
+        ],
+        { cwd: ROOT, env: process.env },
+      );
+      expect(run.code).toBe(1);
+      const { testResults } = parseJson(ReportSchema, readFileSync(report, 'utf8'));
+      expect(
+        Object.fromEntries(testResults.map((r) => [basename(r.name), [r.status, r.message]])),
+      ).toEqual({
+        'closed.fixture.ts': ['passed', ''],
+        'server.fixture.ts': ['failed', 'left running after the file: 1 × TCPServerWrap'],
+        'timer.fixture.ts': ['failed', 'left running after the file: 1 × Timeout'],
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
