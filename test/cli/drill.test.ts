@@ -1,6 +1,7 @@
 /**
  * `onceflow drill restore` when the runbook cannot put everything right: the drill is a check,
- * and a check that passes whatever it finds proves nothing. The passing drill is in `cli.test.ts`.
+ * and a check that passes whatever it finds proves nothing. The passing drill is in
+ * `recovery.test.ts`.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

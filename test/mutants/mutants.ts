@@ -524,14 +524,14 @@ export const MUTANTS: readonly Mutant[] = [
     from: 'if (!stored && aggregate.events === 0) return undefined;',
     to: 'if (aggregate.events === 0) return undefined;',
     breaks: 'reconcile leaving the object of an hour without events (after a restore) in place',
-    files: ['test/integration/parallel-hours.test.ts', 'test/cli/cli.test.ts'],
+    files: ['test/integration/parallel-hours.test.ts', 'test/cli/recovery.test.ts'],
   },
   {
     file: 'cli/commands/reconcile.ts',
     from: 'ms >= interval.fromMs && ms < interval.toMs',
     to: 'ms >= interval.fromMs && ms <= interval.toMs',
     breaks: 'verify --from --to judging the hour after the interval, which it was not asked about',
-    files: ['test/integration/parallel-hours.test.ts', 'test/cli/cli.test.ts'],
+    files: ['test/integration/parallel-hours.test.ts', 'test/cli/recovery.test.ts'],
   },
   {
     file: 'cli/commands/replay.ts',
