@@ -147,13 +147,22 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
   }
 
   async get(hour: string): Promise<StoredObject | undefined> {
+    const stored = await this.#getVersioned(hourObjectKey(hour), `hour object ${hour}`);
+    return stored && { etag: stored.etag, ...parseHourObject(stored.text) };
+  }
+
+  /**
+   * An object's text with the ETag a compare-and-swap write names; undefined when there is none.
+   * `what` names the object in the error when S3 answers without either.
+   */
+  async #getVersioned(
+    key: string,
+    what: string,
+  ): Promise<{ etag: string; text: string } | undefined> {
     try {
-      const out = await this.#client.send(
-        new GetObjectCommand({ Bucket: this.#bucket, Key: hourObjectKey(hour) }),
-      );
-      if (!out.ETag || !out.Body)
-        throw new TypeError(`hour object ${hour} came back without ETag or body`);
-      return { etag: out.ETag, ...parseHourObject(await out.Body.transformToString()) };
+      const out = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
+      if (!out.ETag || !out.Body) throw new TypeError(`${what} came back without ETag or body`);
+      return { etag: out.ETag, text: await out.Body.transformToString() };
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -284,25 +293,16 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
   async getDayIndex(
     date: string,
   ): Promise<{ etag: string; index: DayIndex | undefined } | undefined> {
+    const stored = await this.#getVersioned(dayIndexKey(date), `day index ${date}`);
+    if (!stored) return undefined;
+    let index: DayIndex | undefined;
     try {
-      const out = await this.#client.send(
-        new GetObjectCommand({ Bucket: this.#bucket, Key: dayIndexKey(date) }),
-      );
-      if (!out.ETag || !out.Body)
-        throw new TypeError(`day index ${date} came back without ETag or body`);
-      const text = await out.Body.transformToString();
-      let index: DayIndex | undefined;
-      try {
-        const result = v.safeParse(DayIndexSchema, JSON.parse(text));
-        index = result.success ? result.output : undefined;
-      } catch {
-        index = undefined;
-      }
-      return { etag: out.ETag, index };
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
+      const result = v.safeParse(DayIndexSchema, JSON.parse(stored.text));
+      index = result.success ? result.output : undefined;
+    } catch {
+      index = undefined;
     }
+    return { etag: stored.etag, index };
   }
 
   async putDayIndexIfUnchanged(
