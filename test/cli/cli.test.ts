@@ -85,7 +85,7 @@ describe('onceflow generate', () => {
 
 describe('onceflow local up', () => {
   it('runs the stack until interrupted, writing the state the other commands read, and prints its endpoint for scripts', async () => {
-    const state = join(mkdtempSync(join(tmpdir(), 'onceflow-up-')), 'local.json');
+    const state = join(mkdtempSync(join(dir, 'up-')), 'local.json');
     const child = spawnOnceflow(['--local-state', state, 'local', 'up', '--port', '0', '--watch']);
     let printed = '';
     child.stdout.on('data', (chunk: Buffer) => {
