@@ -333,30 +333,15 @@ describe('onceflow send, replay, reconcile and drill', () => {
       ['2026-10-02T15:00:00Z', 'orphan-object'],
     ]);
 
-    const plan = await s.cli(
-      'reconcile',
-      '--from',
-      '2026-10-01',
-      '--to',
-      '2026-10-02',
-      '--dry-run',
-    );
+    const dryRun = ['reconcile', '--from', '2026-10-01', '--to', '2026-10-02', '--dry-run'];
+    const plan = await s.cli(...dryRun);
     expect(plan.stdout).toMatch(/2026-10-01T11:00:00Z │ write/);
     expect(plan.stdout).toMatch(/2026-10-01T15:00:00Z │ delete/);
     expect(plan.stdout).toContain('would write 1, would delete 1, unchanged 3');
-    const planJson = JSON.parse(
-      (
-        await s.cli(
-          'reconcile',
-          '--from',
-          '2026-10-01',
-          '--to',
-          '2026-10-02',
-          '--dry-run',
-          '--json',
-        )
-      ).stdout,
-    ) as { hour: string; action: string }[];
+    const planJson = parseJson(
+      v.array(v.object({ hour: v.string(), action: v.string() })),
+      (await s.cli(...dryRun, '--json')).stdout,
+    );
     expect(planJson.filter((p) => p.action !== 'unchanged')).toMatchObject([
       { hour: '2026-10-01T11:00:00Z', action: 'write' },
       { hour: '2026-10-01T15:00:00Z', action: 'delete' },
