@@ -113,7 +113,7 @@ export interface ScheduleOptions {
   /** Default drawn from the seed (one in two). */
   readonly latePolicy?: LatePolicy;
   /** Told about the stack copy the schedule runs on (tests compare it with the template). */
-  readonly onProvisioned?: (copy: StackCopy) => void;
+  readonly onProvisioned?: (copy: StackCopy) => void | Promise<void>;
 }
 
 export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> => {
@@ -122,51 +122,56 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
     { ...o, ...(o.latePolicy === undefined ? {} : { latePolicy: o.latePolicy }) },
     dice,
   );
-  const stream = drawStream(dice, o.seed, o.orders);
-  drawFaults(dice, world.faults, {
-    ...(o.mandatoryPoint === undefined ? {} : { mandatoryPoint: o.mandatoryPoint }),
-    batchIds: stream.stream.batches.map((b) => b.batchId),
-    maxReceives: maxReceiveCount(world.copy.queues.orders),
-  });
-  // A restore drill in about a fifth of the schedules, and wherever the caller asks for one.
-  const restore = o.restore ?? dice.chance(0.2);
-  const lateEvents = o.lateEvents ?? dice.chance(0.5);
-  const { resent, restoreResent, late, behindOnceDrained } = await play(
-    world,
-    deliveryFor(world, dice),
-    dice,
-    stream,
-    { seed: o.seed, restore, lateEvents },
-  );
-  const restored = restoreResent !== undefined;
-  const verdict = await judge(world, stream, { resent, late, restored, behindOnceDrained });
-  const fired = world.faults.fired;
-  return {
-    seed: o.seed,
-    events: stream.stream.stats.events,
-    lost: verdict.lost,
-    doubleCounted: verdict.doubleCounted,
-    staleOverwrites: verdict.staleOverwrites,
-    mismatches: verdict.diffs.length,
-    crashPoints: fired.filter((f) => f.startsWith('crash-')),
-    s3Conflicts: fired.filter((f) => f.startsWith('s3-conflict')).length,
-    transactionConflicts: fired.filter((f) => f.startsWith('transaction-conflict')).length,
-    staleReads: fired.filter((f) => f.startsWith('stale-read')).length,
-    entryFailures: fired.filter((f) => f.startsWith('entry-failure')).length,
-    partialReads: fired.filter((f) => f.startsWith('unprocessed-keys')).length,
-    shortPages: fired.filter((f) => f.startsWith('short-pages')).length,
-    wide: stream.wide,
-    resentEvents: resent.events,
-    eventConflicts: verdict.eventConflicts,
-    restored,
-    latePolicy: world.latePolicy,
-    lateEvents,
-    finalizedHours: verdict.finalizedHours,
-    amendedHours: verdict.amendedHours,
-    tooLate: verdict.tooLate,
-    versionsRead: verdict.versionsRead,
-    ...(verdict.diffs.length ? { diff: verdict.diffs.join('; ') } : {}),
-  };
+  // The copy is deleted however the schedule ends: a long run holds only the copies in use.
+  try {
+    const stream = drawStream(dice, o.seed, o.orders);
+    drawFaults(dice, world.faults, {
+      ...(o.mandatoryPoint === undefined ? {} : { mandatoryPoint: o.mandatoryPoint }),
+      batchIds: stream.stream.batches.map((b) => b.batchId),
+      maxReceives: maxReceiveCount(world.copy.queues.orders),
+    });
+    // A restore drill in about a fifth of the schedules, and wherever the caller asks for one.
+    const restore = o.restore ?? dice.chance(0.2);
+    const lateEvents = o.lateEvents ?? dice.chance(0.5);
+    const { resent, restoreResent, late, behindOnceDrained } = await play(
+      world,
+      deliveryFor(world, dice),
+      dice,
+      stream,
+      { seed: o.seed, restore, lateEvents },
+    );
+    const restored = restoreResent !== undefined;
+    const verdict = await judge(world, stream, { resent, late, restored, behindOnceDrained });
+    const fired = world.faults.fired;
+    return {
+      seed: o.seed,
+      events: stream.stream.stats.events,
+      lost: verdict.lost,
+      doubleCounted: verdict.doubleCounted,
+      staleOverwrites: verdict.staleOverwrites,
+      mismatches: verdict.diffs.length,
+      crashPoints: fired.filter((f) => f.startsWith('crash-')),
+      s3Conflicts: fired.filter((f) => f.startsWith('s3-conflict')).length,
+      transactionConflicts: fired.filter((f) => f.startsWith('transaction-conflict')).length,
+      staleReads: fired.filter((f) => f.startsWith('stale-read')).length,
+      entryFailures: fired.filter((f) => f.startsWith('entry-failure')).length,
+      partialReads: fired.filter((f) => f.startsWith('unprocessed-keys')).length,
+      shortPages: fired.filter((f) => f.startsWith('short-pages')).length,
+      wide: stream.wide,
+      resentEvents: resent.events,
+      eventConflicts: verdict.eventConflicts,
+      restored,
+      latePolicy: world.latePolicy,
+      lateEvents,
+      finalizedHours: verdict.finalizedHours,
+      amendedHours: verdict.amendedHours,
+      tooLate: verdict.tooLate,
+      versionsRead: verdict.versionsRead,
+      ...(verdict.diffs.length ? { diff: verdict.diffs.join('; ') } : {}),
+    };
+  } finally {
+    await world.dispose();
+  }
 };
 
 export interface ChaosOptions {

@@ -84,6 +84,8 @@ export interface ProvisionedStack {
   readonly cautions: readonly string[];
   /** What each provisioned resource and function answers to `Ref` and `Fn::GetAtt`. */
   readonly physical: ReadonlyMap<string, PhysicalResource>;
+  /** The ARNs of the topics created (alarm topics with their SQS subscriptions). */
+  readonly topicArns: readonly string[];
 }
 
 const PROVISIONED = new Set([
@@ -358,5 +360,6 @@ export const provisionStack = async (
     differences,
     cautions,
     physical,
+    topicArns: [...(topics?.topics.values() ?? [])],
   };
 };

@@ -67,11 +67,15 @@ export interface StackCopyOptions {
 
 export const provisionStackCopy = async (o: StackCopyOptions): Promise<StackCopy> => {
   const template = loadStack(o.assemblyDir, o.stackName);
+  const clients = adminClients(o.endpoint, LOCAL_REGION);
+  // Closed once done with: the edge keeps a client's idle connections open until it stops.
   const stack = await provisionStack(
     { ...template, stackName: o.name },
-    adminClients(o.endpoint, LOCAL_REGION),
+    clients,
     LOCAL_REGION,
-  );
+  ).finally(() => {
+    for (const client of Object.values(clients)) client.destroy();
+  });
   const { outputs } = stack;
   const queue = (output: string): LocalQueue => {
     const found = stack.queues.find((q) => q.url === outputs[output]);

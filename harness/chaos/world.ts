@@ -21,6 +21,7 @@ import { createAggregateHandler } from '../../functions/aggregate-hours.ts';
 import { createFinalizeHandler } from '../../functions/finalize-hours.ts';
 import { createIngestHandler } from '../../functions/ingest-orders.ts';
 import { adminClients } from '../../local/clients.ts';
+import { deprovisionStack } from '../../local/deprovision.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../local/emulators.ts';
 import { lambdaContext } from '../../local/lambda-context.ts';
 import { provisionStackCopy, type StackCopy } from '../../local/stack-copy.ts';
@@ -60,6 +61,11 @@ export interface World {
    * an hour one run closes is final on the next, under either policy).
    */
   finalize(): Promise<FinalizerRun>;
+  /**
+   * Deletes the stack copy and closes the schedule's clients, whose connections the edge would
+   * otherwise keep open to the end of the run, as AWS's endpoints keep idle ones for minutes.
+   */
+  dispose(): Promise<void>;
 }
 
 /** The function clients, each carrying the fault injector; aggregator writes finish out of order. */
@@ -90,7 +96,7 @@ export const buildWorld = async (
     seed: number;
     /** Default drawn from the seed. */
     latePolicy?: LatePolicy;
-    onProvisioned?: (c: StackCopy) => void;
+    onProvisioned?: (c: StackCopy) => void | Promise<void>;
   },
   dice: Dice,
 ): Promise<World> => {
@@ -101,7 +107,7 @@ export const buildWorld = async (
     endpoint: o.endpoint,
     name: `chaos-${o.seed}-${randomUUID().slice(0, 8)}`,
   });
-  o.onProvisioned?.(copy);
+  await o.onProvisioned?.(copy);
   const bucket = copy.outputs.BucketName ?? '';
   const admin = adminClients(o.endpoint, LOCAL_REGION);
   const faults = new FaultInjector();
@@ -139,5 +145,12 @@ export const buildWorld = async (
         settings: ingestSettings(ingestConfig),
       }),
     newAggregator: () => createAggregateHandler(aggregateDependencies(aggregateConfig, clients)),
+    dispose: async () => {
+      try {
+        await deprovisionStack(copy.stack, admin);
+      } finally {
+        for (const client of [...Object.values(admin), ...Object.values(clients)]) client.destroy();
+      }
+    },
   };
 };

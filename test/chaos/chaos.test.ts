@@ -1,5 +1,6 @@
 import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { ListBucketsCommand } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CRASH_POINTS, formatSummary, runChaos, runSchedule } from '../../harness/chaos.ts';
 import { OnceflowStack } from '../../infra/onceflow-stack.ts';
@@ -23,13 +24,13 @@ describe('chaos schedules', () => {
   });
   afterAll(() => unwindowed?.remove());
 
-  it('loses nothing and counts nothing twice over 64 schedules with a fixed seed, every crash point covered', {
+  it('loses nothing and counts nothing twice over 100 schedules with a fixed seed, every crash point covered', {
     timeout: 600_000,
   }, async () => {
     const summary = await runChaos({
       endpoint: inject('endpoint'),
       assemblyDir: unwindowed?.assemblyDir ?? '',
-      schedules: 64,
+      schedules: 100,
       seed: 2026,
       orders: 10,
     });
@@ -69,8 +70,8 @@ describe('chaos schedules', () => {
     expect(summary.restores).toBeGreaterThan(0);
     // Hours finalized; events later than the lateness amended final hours under amend, and were
     // refused under quarantine; every version read kept the lifecycle's promise (no mismatch).
-    expect(summary.lateSchedules).toBe(32);
-    expect(summary.quarantineSchedules).toBe(32);
+    expect(summary.lateSchedules).toBe(50);
+    expect(summary.quarantineSchedules).toBe(50);
     expect(summary.finalizedHours).toBeGreaterThan(0);
     expect(summary.amendedHours).toBeGreaterThan(0);
     expect(summary.tooLate).toBeGreaterThan(0);
@@ -103,58 +104,76 @@ describe('chaos schedules', () => {
 describe('the stack chaos runs on', () => {
   it('has every queue attribute, redrive policy, key schema and TTL the template defines', async () => {
     const { assemblyDir } = inject('assembly');
+    const { template } = loadStack(assemblyDir);
+    const resources = Object.entries(template.Resources);
+    const admin = adminClients(inject('endpoint'), LOCAL_REGION);
+    let checked = false;
+    // Checked as the schedule is told of its copy: a schedule deletes its copy when it ends.
+    const compare = async (copy: StackCopy) => {
+      const queues = resources.filter(([, r]) => r.Type === 'AWS::SQS::Queue');
+      expect(queues).toHaveLength(4);
+      for (const [id, resource] of queues) {
+        const local = copy.stack.queues.find((q) => q.logicalId === id);
+        if (!local) throw new Error(`chaos has no queue ${id}`);
+        const { Attributes: actual = {} } = await admin.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: local.url, AttributeNames: ['All'] }),
+        );
+        const p = resource.Properties;
+        for (const key of [
+          'VisibilityTimeout',
+          'MessageRetentionPeriod',
+          'MaximumMessageSize',
+        ] as const) {
+          if (p[key] !== undefined) expect(actual[key], `${id} ${key}`).toBe(String(p[key]));
+        }
+        const policy = p.RedrivePolicy as
+          | { deadLetterTargetArn: { 'Fn::GetAtt': [string, string] }; maxReceiveCount: number }
+          | undefined;
+        if (policy) {
+          const dlq = copy.stack.queues.find(
+            (q) => q.logicalId === policy.deadLetterTargetArn['Fn::GetAtt'][0],
+          );
+          expect(JSON.parse(actual.RedrivePolicy ?? '{}')).toEqual({
+            deadLetterTargetArn: dlq?.arn,
+            maxReceiveCount: policy.maxReceiveCount,
+          });
+        } else expect(actual.RedrivePolicy, id).toBeUndefined();
+      }
+
+      const [[, table] = []] = resources.filter(([, r]) => r.Type.startsWith('AWS::DynamoDB::'));
+      const tableName = copy.outputs.TableName ?? '';
+      const described = await admin.dynamo.send(new DescribeTableCommand({ TableName: tableName }));
+      expect(described.Table?.KeySchema).toEqual(table?.Properties.KeySchema);
+      const ttl = await admin.dynamo.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
+      const spec = table?.Properties.TimeToLiveSpecification as { AttributeName: string };
+      expect(ttl.TimeToLiveDescription?.AttributeName).toBe(spec.AttributeName);
+      expect(ttl.TimeToLiveDescription?.TimeToLiveStatus).toBe('ENABLED');
+      checked = true;
+    };
     let copy: StackCopy | undefined;
     await runSchedule({
       endpoint: inject('endpoint'),
       assemblyDir,
       seed: 7,
       orders: 3,
-      onProvisioned: (c) => {
+      onProvisioned: async (c) => {
         copy = c;
+        await compare(c);
       },
     });
+    expect(checked).toBe(true);
     if (!copy) throw new Error('the schedule provisioned nothing');
-    const { template } = loadStack(assemblyDir);
-    const resources = Object.entries(template.Resources);
-    const admin = adminClients(inject('endpoint'), LOCAL_REGION);
-
-    const queues = resources.filter(([, r]) => r.Type === 'AWS::SQS::Queue');
-    expect(queues).toHaveLength(4);
-    for (const [id, resource] of queues) {
-      const local = copy.stack.queues.find((q) => q.logicalId === id);
-      if (!local) throw new Error(`chaos has no queue ${id}`);
-      const { Attributes: actual = {} } = await admin.sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: local.url, AttributeNames: ['All'] }),
-      );
-      const p = resource.Properties;
-      for (const key of [
-        'VisibilityTimeout',
-        'MessageRetentionPeriod',
-        'MaximumMessageSize',
-      ] as const) {
-        if (p[key] !== undefined) expect(actual[key], `${id} ${key}`).toBe(String(p[key]));
-      }
-      const policy = p.RedrivePolicy as
-        | { deadLetterTargetArn: { 'Fn::GetAtt': [string, string] }; maxReceiveCount: number }
-        | undefined;
-      if (policy) {
-        const dlq = copy.stack.queues.find(
-          (q) => q.logicalId === policy.deadLetterTargetArn['Fn::GetAtt'][0],
-        );
-        expect(JSON.parse(actual.RedrivePolicy ?? '{}')).toEqual({
-          deadLetterTargetArn: dlq?.arn,
-          maxReceiveCount: policy.maxReceiveCount,
-        });
-      } else expect(actual.RedrivePolicy, id).toBeUndefined();
-    }
-
-    const [[, table] = []] = resources.filter(([, r]) => r.Type.startsWith('AWS::DynamoDB::'));
-    const tableName = copy.outputs.TableName ?? '';
-    const described = await admin.dynamo.send(new DescribeTableCommand({ TableName: tableName }));
-    expect(described.Table?.KeySchema).toEqual(table?.Properties.KeySchema);
-    const ttl = await admin.dynamo.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
-    const spec = table?.Properties.TimeToLiveSpecification as { AttributeName: string };
-    expect(ttl.TimeToLiveDescription?.AttributeName).toBe(spec.AttributeName);
-    expect(ttl.TimeToLiveDescription?.TimeToLiveStatus).toBe('ENABLED');
+    // And once the schedule has ended, its copy is gone from the emulators.
+    const { QueueUrls = [] } = await admin.sqs.send(
+      new ListQueuesCommand({ QueueNamePrefix: copy.stack.stackName }),
+    );
+    expect(QueueUrls).toEqual([]);
+    for (const table of copy.stack.tables)
+      await expect(
+        admin.dynamo.send(new DescribeTableCommand({ TableName: table.name })),
+      ).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    const { Buckets = [] } = await admin.s3.send(new ListBucketsCommand({}));
+    const bucket = copy.outputs.BucketName;
+    expect(Buckets.map((b) => b.Name)).not.toContain(bucket);
   });
 });

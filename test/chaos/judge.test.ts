@@ -88,7 +88,10 @@ describe('the chaos judge', () => {
       behindOnceDrained: played.behindOnceDrained,
     };
   }, 300_000);
-  afterAll(() => assembly?.remove());
+  afterAll(async () => {
+    await world?.dispose();
+    assembly?.remove();
+  });
 
   const verdict = (told: Course = course): Promise<Verdict> => judge(world, s, told);
 
