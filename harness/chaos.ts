@@ -19,12 +19,12 @@ import { maxReceiveCount } from '../local/stack-copy.ts';
 import { mapLimit } from '../shared/concurrency.ts';
 import type { LatePolicy } from '../shared/late-policy.ts';
 import { deliveryFor } from './chaos/delivery.ts';
-import { diceFor } from './chaos/dice.ts';
+import { type Dice, diceFor } from './chaos/dice.ts';
 import { CRASH_POINTS, drawFaults } from './chaos/draw-faults.ts';
 import { judge } from './chaos/judge.ts';
 import { play } from './chaos/play.ts';
 import { drawStream } from './chaos/stream.ts';
-import { buildWorld } from './chaos/world.ts';
+import { buildWorld, type World } from './chaos/world.ts';
 
 export { CRASH_POINTS, CRASH_SITES } from './chaos/draw-faults.ts';
 
@@ -124,54 +124,62 @@ export const runSchedule = async (o: ScheduleOptions): Promise<ScheduleResult> =
   );
   // The copy is deleted however the schedule ends: a long run holds only the copies in use.
   try {
-    const stream = drawStream(dice, o.seed, o.orders);
-    drawFaults(dice, world.faults, {
-      ...(o.mandatoryPoint === undefined ? {} : { mandatoryPoint: o.mandatoryPoint }),
-      batchIds: stream.stream.batches.map((b) => b.batchId),
-      maxReceives: maxReceiveCount(world.copy.queues.orders),
-    });
-    // A restore drill in about a fifth of the schedules, and wherever the caller asks for one.
-    const restore = o.restore ?? dice.chance(0.2);
-    const lateEvents = o.lateEvents ?? dice.chance(0.5);
-    const { resent, restoreResent, late, behindOnceDrained } = await play(
-      world,
-      deliveryFor(world, dice),
-      dice,
-      stream,
-      { seed: o.seed, restore, lateEvents },
-    );
-    const restored = restoreResent !== undefined;
-    const verdict = await judge(world, stream, { resent, late, restored, behindOnceDrained });
-    const fired = world.faults.fired;
-    return {
-      seed: o.seed,
-      events: stream.stream.stats.events,
-      lost: verdict.lost,
-      doubleCounted: verdict.doubleCounted,
-      staleOverwrites: verdict.staleOverwrites,
-      mismatches: verdict.diffs.length,
-      crashPoints: fired.filter((f) => f.startsWith('crash-')),
-      s3Conflicts: fired.filter((f) => f.startsWith('s3-conflict')).length,
-      transactionConflicts: fired.filter((f) => f.startsWith('transaction-conflict')).length,
-      staleReads: fired.filter((f) => f.startsWith('stale-read')).length,
-      entryFailures: fired.filter((f) => f.startsWith('entry-failure')).length,
-      partialReads: fired.filter((f) => f.startsWith('unprocessed-keys')).length,
-      shortPages: fired.filter((f) => f.startsWith('short-pages')).length,
-      wide: stream.wide,
-      resentEvents: resent.events,
-      eventConflicts: verdict.eventConflicts,
-      restored,
-      latePolicy: world.latePolicy,
-      lateEvents,
-      finalizedHours: verdict.finalizedHours,
-      amendedHours: verdict.amendedHours,
-      tooLate: verdict.tooLate,
-      versionsRead: verdict.versionsRead,
-      ...(verdict.diffs.length ? { diff: verdict.diffs.join('; ') } : {}),
-    };
+    return await playSchedule(world, dice, o);
   } finally {
     await world.dispose();
   }
+};
+
+const playSchedule = async (
+  world: World,
+  dice: Dice,
+  o: ScheduleOptions,
+): Promise<ScheduleResult> => {
+  const stream = drawStream(dice, o.seed, o.orders);
+  drawFaults(dice, world.faults, {
+    ...(o.mandatoryPoint === undefined ? {} : { mandatoryPoint: o.mandatoryPoint }),
+    batchIds: stream.stream.batches.map((b) => b.batchId),
+    maxReceives: maxReceiveCount(world.copy.queues.orders),
+  });
+  // A restore drill in about a fifth of the schedules, and wherever the caller asks for one.
+  const restore = o.restore ?? dice.chance(0.2);
+  const lateEvents = o.lateEvents ?? dice.chance(0.5);
+  const { resent, restoreResent, late, behindOnceDrained } = await play(
+    world,
+    deliveryFor(world, dice),
+    dice,
+    stream,
+    { seed: o.seed, restore, lateEvents },
+  );
+  const restored = restoreResent !== undefined;
+  const verdict = await judge(world, stream, { resent, late, restored, behindOnceDrained });
+  const fired = world.faults.fired;
+  return {
+    seed: o.seed,
+    events: stream.stream.stats.events,
+    lost: verdict.lost,
+    doubleCounted: verdict.doubleCounted,
+    staleOverwrites: verdict.staleOverwrites,
+    mismatches: verdict.diffs.length,
+    crashPoints: fired.filter((f) => f.startsWith('crash-')),
+    s3Conflicts: fired.filter((f) => f.startsWith('s3-conflict')).length,
+    transactionConflicts: fired.filter((f) => f.startsWith('transaction-conflict')).length,
+    staleReads: fired.filter((f) => f.startsWith('stale-read')).length,
+    entryFailures: fired.filter((f) => f.startsWith('entry-failure')).length,
+    partialReads: fired.filter((f) => f.startsWith('unprocessed-keys')).length,
+    shortPages: fired.filter((f) => f.startsWith('short-pages')).length,
+    wide: stream.wide,
+    resentEvents: resent.events,
+    eventConflicts: verdict.eventConflicts,
+    restored,
+    latePolicy: world.latePolicy,
+    lateEvents,
+    finalizedHours: verdict.finalizedHours,
+    amendedHours: verdict.amendedHours,
+    tooLate: verdict.tooLate,
+    versionsRead: verdict.versionsRead,
+    ...(verdict.diffs.length ? { diff: verdict.diffs.join('; ') } : {}),
+  };
 };
 
 export interface ChaosOptions {
