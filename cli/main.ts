@@ -3,53 +3,71 @@
  * the local stack, LocalStack or AWS. Each command lives in `commands/` (what it does and how it
  * is called); this file assembles them, and `onceflow.mjs` runs them.
  */
-import { register as aggregatesCommand } from './commands/aggregates.ts';
-import { register as alarmsCommand } from './commands/alarms.ts';
-import { register as batchCommand } from './commands/batch.ts';
-import { register as chaosCommand } from './commands/chaos.ts';
-import { register as checkCommand } from './commands/check.ts';
-import { register as drainCommand } from './commands/drain.ts';
-import { register as drillCommand } from './commands/drill.ts';
-import { register as generateCommand } from './commands/generate.ts';
-import { register as hoursCommand } from './commands/hours.ts';
-import { register as invokeCommand } from './commands/invoke.ts';
-import { register as localCommand } from './commands/local.ts';
-import { register as logsCommand } from './commands/logs.ts';
-import { register as ordersCommand } from './commands/orders.ts';
-import { register as reconcileCommand } from './commands/reconcile.ts';
-import { register as rejectsCommand } from './commands/rejects.ts';
-import { register as replayCommand } from './commands/replay.ts';
-import { register as scaleCommand } from './commands/scale.ts';
-import { register as sendCommand } from './commands/send.ts';
-import { register as statusCommand } from './commands/status.ts';
-import { register as tableCommand } from './commands/table.ts';
-import { register as triggerCommand } from './commands/trigger.ts';
+import type { Command } from 'commander';
 import { program } from './program.ts';
 
-/** The CLI with every command registered (what the tests walk to check each command's help). */
-export const cli = program;
+interface CommandModule {
+  register(program: Command): void;
+}
 
-for (const register of [
-  aggregatesCommand,
-  alarmsCommand,
-  batchCommand,
-  chaosCommand,
-  checkCommand,
-  drainCommand,
-  drillCommand,
-  generateCommand,
-  hoursCommand,
-  invokeCommand,
-  localCommand,
-  logsCommand,
-  ordersCommand,
-  reconcileCommand,
-  rejectsCommand,
-  replayCommand,
-  scaleCommand,
-  sendCommand,
-  statusCommand,
-  tableCommand,
-  triggerCommand,
-])
-  register(program);
+/**
+ * Each module of `commands/` and the top-level commands it registers, loaded on demand: a run
+ * loads the module of the command it names (and what that module imports), not all of them.
+ * Listed in the order the help prints them.
+ */
+const MODULES: readonly { readonly file: string; readonly commands: readonly string[] }[] = [
+  { file: 'aggregates.ts', commands: ['aggregates'] },
+  { file: 'alarms.ts', commands: ['alarms'] },
+  { file: 'batch.ts', commands: ['batch'] },
+  { file: 'chaos.ts', commands: ['chaos'] },
+  { file: 'check.ts', commands: ['check'] },
+  { file: 'drain.ts', commands: ['drain'] },
+  { file: 'drill.ts', commands: ['drill'] },
+  { file: 'generate.ts', commands: ['generate'] },
+  { file: 'hours.ts', commands: ['hours'] },
+  { file: 'invoke.ts', commands: ['invoke'] },
+  { file: 'local.ts', commands: ['local'] },
+  { file: 'logs.ts', commands: ['logs'] },
+  { file: 'orders.ts', commands: ['orders'] },
+  { file: 'reconcile.ts', commands: ['reconcile', 'verify'] },
+  { file: 'rejects.ts', commands: ['rejects'] },
+  { file: 'replay.ts', commands: ['replay'] },
+  { file: 'scale.ts', commands: ['scale'] },
+  { file: 'send.ts', commands: ['send'] },
+  { file: 'status.ts', commands: ['status'] },
+  { file: 'table.ts', commands: ['table'] },
+  { file: 'trigger.ts', commands: ['pause', 'resume'] },
+];
+
+/** Every top-level command's name, and the modules (what the test that none is missing reads). */
+export const COMMAND_NAMES: readonly string[] = MODULES.flatMap((m) => m.commands);
+export const COMMAND_MODULES: readonly string[] = MODULES.map((m) => m.file);
+
+const loaded = new Set<(typeof MODULES)[number]>();
+
+const register = async (
+  wanted: (module: (typeof MODULES)[number]) => boolean,
+): Promise<Command> => {
+  for (const module of MODULES) {
+    if (!wanted(module) || loaded.has(module)) continue;
+    loaded.add(module);
+    const { register }: CommandModule = await import(`./commands/${module.file}`);
+    register(program);
+  }
+  return program;
+};
+
+/** The CLI with every command registered (the top-level help, and the tests that walk them). */
+export const fullCli = (): Promise<Command> => register(() => true);
+
+/**
+ * The CLI for one run: the modules of the commands `args` names, or all of them when it names
+ * none (`--help`, `help`, a mistyped name, which commander answers with the closest ones). A
+ * global option's value or a subcommand that happens to be a command's name only loads one
+ * module more: the command the run names is always among them.
+ */
+export const cliFor = (args: readonly string[]): Promise<Command> => {
+  const named = COMMAND_NAMES.filter((name) => args.includes(name));
+  if (named.length === 0 || args.includes('help')) return fullCli();
+  return register((module) => module.commands.some((name) => named.includes(name)));
+};

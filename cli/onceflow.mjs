@@ -18,5 +18,5 @@ import { requireNode24 } from '../local/node-version.mjs';
 
 requireNode24('onceflow');
 module.enableCompileCache();
-const { cli } = await import('./main.ts');
-await cli.parseAsync();
+const { cliFor } = await import('./main.ts');
+await (await cliFor(process.argv.slice(2))).parseAsync();

@@ -5,17 +5,19 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import * as v from 'valibot';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { cli } from '../../cli/main.ts';
+import { COMMAND_MODULES, COMMAND_NAMES, fullCli } from '../../cli/main.ts';
 import { LOCAL_CREDENTIALS, startEmulators } from '../../local/emulators.ts';
 import { waitFor } from '../../local/net.ts';
+import { runProcess } from '../../local/process.ts';
 import { type LocalRuntime, startLocalRuntime } from '../../local/runtime.ts';
 import { readLocalState } from '../../local/state.ts';
-import { onceflow, recordState as recordStateIn, spawnOnceflow } from '../support/cli.ts';
+import { onceflow, ROOT, recordState as recordStateIn, spawnOnceflow } from '../support/cli.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { parseJson } from '../support/json.ts';
 import { uniqueName } from '../support/pipeline.ts';
 
 const assembly = inject('assembly');
+const cli = await fullCli();
 const dir = mkdtempSync(join(tmpdir(), 'onceflow-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const recordState = (runtime: LocalRuntime) => recordStateIn(runtime, dir);
@@ -211,6 +213,45 @@ describe('onceflow errors and help', () => {
     expect(customer.stderr).toBe(
       `onceflow: ${'c'.repeat(128)}… (129 characters) is no customer id: it must be at most 128 characters\n`,
     );
+  });
+
+  it('loads the module of the command it runs and none of the others, and all of them for the help', async () => {
+    const loads = async (args: readonly string[]) => {
+      const r = await runProcess(
+        join(ROOT, 'node_modules', '.bin', 'node'),
+        [
+          '--import',
+          join(ROOT, 'test/fixtures/module-loads/record.mjs'),
+          'cli/onceflow.mjs',
+          ...args,
+        ],
+        { cwd: ROOT },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const last = r.stderr.trim().split('\n').at(-1) ?? '[]';
+      // The commands' own modules (not the helpers beside them, such as interval.ts).
+      return parseJson(v.array(v.string()), last)
+        .filter((url) => url.includes('/cli/commands/'))
+        .map((url) => url.slice(url.lastIndexOf('/') + 1))
+        .filter((file) => modules.has(file))
+        .sort();
+    };
+    const modules = new Set(COMMAND_MODULES);
+    // Every top-level command is known by name, or running it would load them all.
+    expect([...COMMAND_NAMES].sort()).toEqual(cli.commands.map((c) => c.name()).sort());
+    // A command registered by another command's module (which may import a third's helpers).
+    const resume = await loads(['resume', '--help']);
+    expect(resume).toContain('trigger.ts');
+    expect(resume).not.toContain('check.ts');
+    expect(await loads(['generate', '--orders', '1'])).toEqual(['generate.ts']);
+    // A global option before the command, and a subcommand named like another command.
+    expect(await loads(['--stack-name', 'x', 'replay', 'rejects', '--help'])).toEqual(
+      expect.arrayContaining(['rejects.ts', 'replay.ts']),
+    );
+    expect(await loads(['--stack-name', 'x', 'replay', 'rejects', '--help'])).not.toContain(
+      'check.ts',
+    );
+    expect(await loads(['--help'])).toEqual([...modules].sort());
   });
 
   it('prints an example in the help of every command', async () => {
