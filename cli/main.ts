@@ -15,33 +15,35 @@ interface CommandModule {
  * loads the module of the command it names (and what that module imports), not all of them.
  * Listed in the order the help prints them.
  */
-const MODULES: readonly { readonly file: string; readonly commands: readonly string[] }[] = [
-  { file: 'aggregates.ts', commands: ['aggregates'] },
-  { file: 'alarms.ts', commands: ['alarms'] },
-  { file: 'batch.ts', commands: ['batch'] },
-  { file: 'chaos.ts', commands: ['chaos'] },
-  { file: 'check.ts', commands: ['check'] },
-  { file: 'drain.ts', commands: ['drain'] },
-  { file: 'drill.ts', commands: ['drill'] },
-  { file: 'generate.ts', commands: ['generate'] },
-  { file: 'hours.ts', commands: ['hours'] },
-  { file: 'invoke.ts', commands: ['invoke'] },
-  { file: 'local.ts', commands: ['local'] },
-  { file: 'logs.ts', commands: ['logs'] },
-  { file: 'orders.ts', commands: ['orders'] },
-  { file: 'reconcile.ts', commands: ['reconcile', 'verify'] },
-  { file: 'rejects.ts', commands: ['rejects'] },
-  { file: 'replay.ts', commands: ['replay'] },
-  { file: 'scale.ts', commands: ['scale'] },
-  { file: 'send.ts', commands: ['send'] },
-  { file: 'status.ts', commands: ['status'] },
-  { file: 'table.ts', commands: ['table'] },
-  { file: 'trigger.ts', commands: ['pause', 'resume'] },
+const MODULES: readonly {
+  readonly commands: readonly string[];
+  load(): Promise<CommandModule>;
+}[] = [
+  { commands: ['aggregates'], load: () => import('./commands/aggregates.ts') },
+  { commands: ['alarms'], load: () => import('./commands/alarms.ts') },
+  { commands: ['batch'], load: () => import('./commands/batch.ts') },
+  { commands: ['chaos'], load: () => import('./commands/chaos.ts') },
+  { commands: ['check'], load: () => import('./commands/check.ts') },
+  { commands: ['drain'], load: () => import('./commands/drain.ts') },
+  { commands: ['drill'], load: () => import('./commands/drill.ts') },
+  { commands: ['generate'], load: () => import('./commands/generate.ts') },
+  { commands: ['hours'], load: () => import('./commands/hours.ts') },
+  { commands: ['invoke'], load: () => import('./commands/invoke.ts') },
+  { commands: ['local'], load: () => import('./commands/local.ts') },
+  { commands: ['logs'], load: () => import('./commands/logs.ts') },
+  { commands: ['orders'], load: () => import('./commands/orders.ts') },
+  { commands: ['reconcile', 'verify'], load: () => import('./commands/reconcile.ts') },
+  { commands: ['rejects'], load: () => import('./commands/rejects.ts') },
+  { commands: ['replay'], load: () => import('./commands/replay.ts') },
+  { commands: ['scale'], load: () => import('./commands/scale.ts') },
+  { commands: ['send'], load: () => import('./commands/send.ts') },
+  { commands: ['status'], load: () => import('./commands/status.ts') },
+  { commands: ['table'], load: () => import('./commands/table.ts') },
+  { commands: ['pause', 'resume'], load: () => import('./commands/trigger.ts') },
 ];
 
-/** Every top-level command's name, and the modules (what the test that none is missing reads). */
+/** Every top-level command's name (what the test that none is missing reads). */
 export const COMMAND_NAMES: readonly string[] = MODULES.flatMap((m) => m.commands);
-export const COMMAND_MODULES: readonly string[] = MODULES.map((m) => m.file);
 
 const loaded = new Set<(typeof MODULES)[number]>();
 
@@ -51,8 +53,7 @@ const register = async (
   for (const module of MODULES) {
     if (!wanted(module) || loaded.has(module)) continue;
     loaded.add(module);
-    const { register }: CommandModule = await import(`./commands/${module.file}`);
-    register(program);
+    (await module.load()).register(program);
   }
   return program;
 };
