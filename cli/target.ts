@@ -131,7 +131,7 @@ const stackOutputs = async (
 ): Promise<Record<string, string>> => {
   const where = c.endpoint ?? `AWS (${c.region ?? `the region of profile ${c.profile}`})`;
   // The SDK's clients load with the first command that needs a stack, not with the CLI: a
-  // command that needs none (`generate`, `local`, `chaos`, the help) starts in half the time.
+  // command that needs none (`generate`, `local`, `chaos`, the help) loads none of them.
   const { CloudFormationClient, DescribeStacksCommand } = await import(
     '@aws-sdk/client-cloudformation'
   );
