@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { CfnGlobalTable } from 'aws-cdk-lib/aws-dynamodb';
 import { BUNDLING_STACKS } from 'aws-cdk-lib/cx-api';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import * as v from 'valibot';
@@ -25,10 +26,17 @@ import { readSettings } from '../../infra/settings.ts';
 import { AGGREGATE_PREFIX, hourObjectKey } from '../../shared/keys.ts';
 import { parseJson } from '../support/json.ts';
 
+/** The project's `cdk.json` context: the feature flags `cdk synth` runs the app with. */
+const CDK_JSON_CONTEXT = parseJson(
+  v.object({ context: v.record(v.string(), v.unknown()) }),
+  readFileSync(join(import.meta.dirname, '..', '..', 'cdk.json'), 'utf8'),
+).context;
+
 /**
- * The stack synthesized as `cdk synth` would, with cdk-nag. The functions' code is bundled only
- * when a test reads it: the template is the same either way (but for the assets' hashes), and
- * bundling takes most of a synthesis.
+ * The stack synthesized as `cdk synth` would: with `cdk.json`'s context, cdk-nag and CDK's
+ * CloudFormation validation. The functions' code is bundled only when a test reads it: the
+ * template is the same either way (but for the assets' hashes), and bundling takes most of a
+ * synthesis.
  */
 const synth = (
   context: Record<string, unknown> = {},
@@ -37,7 +45,7 @@ const synth = (
 ) => {
   const app = new App({
     outdir: mkdtempSync(join(tmpdir(), 'onceflow-cdk-')),
-    context: { ...context, ...(bundle ? {} : { [BUNDLING_STACKS]: [] }) },
+    context: { ...CDK_JSON_CONTEXT, ...context, ...(bundle ? {} : { [BUNDLING_STACKS]: [] }) },
   });
   const stack = new OnceflowStack(app, 'test', {
     settings: readSettings((k) => app.node.tryGetContext(k)),
@@ -53,12 +61,13 @@ type Resources = Record<
   { Type: string; Properties: Record<string, unknown>; DependsOn?: string[] }
 >;
 
-/** cdk-nag's validation report in an assembly: the fields these tests read. */
+/** The validation report in an assembly (cdk-nag's and CDK's own): the fields these tests read. */
 const readValidationReport = (assemblyDir: string) =>
   parseJson(
     v.object({
       pluginReports: v.array(
         v.object({
+          pluginName: v.string(),
           conclusion: v.string(),
           violations: v.array(v.unknown()),
           suppressedViolations: v.array(v.object({ ruleName: v.string(), reason: v.string() })),
@@ -736,7 +745,7 @@ describe('the onceflow stack', () => {
 
   it('passes the AWS Solutions checks with every suppression reasoned', () => {
     const report = readValidationReport(outdir);
-    const [nag] = report.pluginReports;
+    const nag = report.pluginReports.find((r) => r.pluginName === 'AwsSolutions');
     expect(nag?.conclusion).toBe('success');
     expect(nag?.violations).toEqual([]);
     // Every acknowledgement is in the report (full rule ids), each with its reason; the functions'
@@ -758,6 +767,25 @@ describe('the onceflow stack', () => {
       'AwsSolutions-S1',
     ]);
     for (const s of nag?.suppressedViolations ?? []) expect(s.reason.length).toBeGreaterThan(20);
+  });
+
+  it('passes CloudFormation’s rules as CDK checks them at synthesis, which fails on a template they refuse', () => {
+    // A clean report has no entry of CDK's validator; a finding would be one, even as a warning.
+    const names = readValidationReport(outdir).pluginReports.map((r) => r.pluginName);
+    expect(names).toEqual(['AwsSolutions']);
+    // With cdk.json's flag a finding is an error: `cdk synth` fails rather than warn.
+    const app = new App({
+      outdir: mkdtempSync(join(tmpdir(), 'onceflow-cdk-')),
+      context: { ...CDK_JSON_CONTEXT, [BUNDLING_STACKS]: [] },
+    });
+    const broken = new OnceflowStack(app, 'broken', { settings: readSettings(() => undefined) });
+    const table = broken.node.findAll().find((c) => c instanceof CfnGlobalTable);
+    if (!(table instanceof CfnGlobalTable)) throw new Error('the stack has no table');
+    // A misspelled property, as an escape hatch's override can write it.
+    table.addPropertyOverride('BillingMod', 'PAY_PER_REQUEST');
+    expect(() => app.synth()).toThrow(
+      /ERROR BillingMod: Additional properties are not allowed \('BillingMod' was unexpected/,
+    );
   });
 });
 
@@ -851,12 +879,12 @@ describe('stages and settings', () => {
     for (const fn of functions(on.template)) {
       expect(bundle(on.assembly.directory, fn)).toContain('AWS_XRAY_DAEMON_ADDRESS');
     }
-    const report = readValidationReport(on.assembly.directory);
-    expect(report.pluginReports[0]?.violations).toEqual([]);
+    const nag = readValidationReport(on.assembly.directory).pluginReports.find(
+      (r) => r.pluginName === 'AwsSolutions',
+    );
+    expect(nag?.violations).toEqual([]);
     expect(
-      report.pluginReports[0]?.suppressedViolations.filter(
-        (v) => v.ruleName === 'AwsSolutions-IAM5[Resource::*]',
-      ),
+      nag?.suppressedViolations.filter((v) => v.ruleName === 'AwsSolutions-IAM5[Resource::*]'),
     ).toHaveLength(4);
   });
 
