@@ -1,9 +1,9 @@
-/** Intervals of whole UTC hours, and the aggregator ports a target gives. */
-import { DynamoCounterReader } from '../../adapters/dynamo-counters.ts';
-import { S3Store } from '../../adapters/s3.ts';
-import type { AggregatorPorts } from '../../shared/aggregator.ts';
+/**
+ * Instants and intervals of whole UTC hours, as flags name them. Parsing only: `generate` needs
+ * no AWS client, and loads none through this file.
+ */
 import { parseEventTime } from '../../shared/time.ts';
-import { CliError, type Target } from '../target.ts';
+import { CliError } from '../target.ts';
 
 /**
  * A date is its midnight UTC; a time may leave out its seconds (`2026-10-01T09:00Z`), as people
@@ -64,9 +64,3 @@ export const parseInterval = (
     throw new CliError(`--from ${from} must be before --to ${to}`);
   return interval;
 };
-
-export const aggregatorPortsFor = (target: Target): AggregatorPorts => ({
-  counters: new DynamoCounterReader(target.clients.dynamo, target.output('TableName')),
-  objects: new S3Store(target.clients.s3, target.output('BucketName')),
-  now: Date.now,
-});

@@ -4,12 +4,19 @@ import type { Command } from 'commander';
 import { DynamoCounterReader } from '../../adapters/dynamo-counters.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { counted } from '../../local/render.ts';
-import { planHour, publishHour } from '../../shared/aggregator.ts';
+import { type AggregatorPorts, planHour, publishHour } from '../../shared/aggregator.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { hoursBetween, parseHour } from '../../shared/time.ts';
 import { json, run, target } from '../program.ts';
 import type { Target } from '../target.ts';
-import { aggregatorPortsFor, type Interval, parseInterval } from './interval.ts';
+import { type Interval, parseInterval } from './interval.ts';
+
+/** The aggregator's ports on a target's table and bucket. */
+const aggregatorPortsFor = (target: Target): AggregatorPorts => ({
+  counters: new DynamoCounterReader(target.clients.dynamo, target.output('TableName')),
+  objects: new S3Store(target.clients.s3, target.output('BucketName')),
+  now: Date.now,
+});
 
 /**
  * Hours planned (and published) at once. Each is a few round trips (the object, its counters,

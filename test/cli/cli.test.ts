@@ -216,7 +216,8 @@ describe('onceflow errors and help', () => {
   });
 
   it('loads the module of the command it runs and none of the others, and all of them for the help', async () => {
-    const loads = async (args: readonly string[]) => {
+    /** Every module a run loaded, as URLs. */
+    const loaded = async (args: readonly string[]) => {
       const r = await runProcess(
         join(ROOT, 'node_modules', '.bin', 'node'),
         [
@@ -228,14 +229,16 @@ describe('onceflow errors and help', () => {
         { cwd: ROOT },
       );
       expect(r.code, r.stderr).toBe(0);
-      const last = r.stderr.trim().split('\n').at(-1) ?? '[]';
-      // The commands' own modules (not the helpers beside them, such as interval.ts).
-      return parseJson(v.array(v.string()), last)
+      return parseJson(v.array(v.string()), r.stderr.trim().split('\n').at(-1) ?? '[]');
+    };
+    // The commands' own modules (not the helpers beside them, such as interval.ts).
+    const commandModules = (urls: readonly string[]) =>
+      urls
         .filter((url) => url.includes('/cli/commands/'))
         .map((url) => url.slice(url.lastIndexOf('/') + 1))
         .filter((file) => modules.has(file))
         .sort();
-    };
+    const loads = async (args: readonly string[]) => commandModules(await loaded(args));
     // The modules that register commands, read from the folder (not from the CLI's own list).
     const folder = join(ROOT, 'cli', 'commands');
     const modules = new Set(
@@ -249,7 +252,10 @@ describe('onceflow errors and help', () => {
     const resume = await loads(['resume', '--help']);
     expect(resume).toContain('trigger.ts');
     expect(resume).not.toContain('check.ts');
-    expect(await loads(['generate', '--orders', '1'])).toEqual(['generate.ts']);
+    const generate = await loaded(['generate', '--orders', '1']);
+    expect(commandModules(generate)).toEqual(['generate.ts']);
+    // A command that needs no stack loads no AWS client, not even through a helper it imports.
+    expect(generate.filter((url) => /node_modules\/(@aws-sdk|@smithy)\//.test(url))).toEqual([]);
     // A global option before the command, and a subcommand named like another command.
     const replay = await loads(['--stack-name', 'x', 'replay', 'rejects', '--help']);
     expect(replay).toEqual(expect.arrayContaining(['rejects.ts', 'replay.ts']));
