@@ -5,6 +5,7 @@
  */
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import type { ActionRunner, AlarmChange } from './alarm-book.ts';
+import { cloudWatchTime } from './alarm-reasons.ts';
 
 /** The region's name as CloudWatch writes it in a notification. */
 const REGION_NAMES: Readonly<Record<string, string>> = {
@@ -14,9 +15,6 @@ const REGION_NAMES: Readonly<Record<string, string>> = {
   'eu-west-1': 'EU (Ireland)',
   'eu-central-1': 'EU (Frankfurt)',
 };
-
-/** CloudWatch's time format in notifications: `2026-12-06T07:21:03.412+0000`. */
-const stamp = (ms: number) => new Date(ms).toISOString().replace('Z', '+0000');
 
 /** The notification CloudWatch sends an SNS topic when an alarm changes state: subject and body. */
 export const alarmNotification = (
@@ -31,10 +29,10 @@ export const alarmNotification = (
     AlarmName: a.AlarmName,
     AlarmDescription: a.AlarmDescription ?? null,
     AWSAccountId: where.account,
-    AlarmConfigurationUpdatedTimestamp: stamp(record.configurationUpdatedMs),
+    AlarmConfigurationUpdatedTimestamp: cloudWatchTime(record.configurationUpdatedMs),
     NewStateValue: record.state,
     NewStateReason: record.reason,
-    StateChangeTime: stamp(record.transitionedMs),
+    StateChangeTime: cloudWatchTime(record.transitionedMs),
     Region: region,
     AlarmArn: record.arn,
     OldStateValue: from,

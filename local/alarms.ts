@@ -9,6 +9,7 @@
  * statistics and anomaly detection are refused by name, not evaluated wrongly.
  */
 import * as v from 'valibot';
+import { cloudWatchTime, noDataReason, thresholdReason } from './alarm-reasons.ts';
 import type { MetricId, StatisticSet } from './metrics.ts';
 import { asRecord, physicalName, type ResourceEntries, UnresolvableError } from './template.ts';
 
@@ -192,13 +193,11 @@ export interface Evaluation {
   readonly reasonData: string;
 }
 
-const stamp = (ms: number) =>
-  new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-
 /**
  * The alarm's state now: its evaluation periods end at `nowMs`, newest first, each read through
  * `windowOf` (undefined: no data in it). ALARM when at least `DatapointsToAlarm` of them breach;
- * a period without data breaches, does not, or is left out, as `TreatMissingData` says.
+ * a period without data breaches, does not, or is left out, as `TreatMissingData` says. The
+ * reason and its data are CloudWatch's words and shape (`alarm-reasons.ts`).
  */
 export const evaluateAlarm = (
   a: MetricAlarm,
@@ -209,22 +208,30 @@ export const evaluateAlarm = (
   const points = Array.from({ length: a.EvaluationPeriods }, (_, k) => {
     const toMs = nowMs - k * periodMs;
     const set = windowOf(toMs - periodMs, toMs);
-    return { atMs: toMs - periodMs, value: set && statisticOf(set, a.Statistic) };
+    return { atMs: toMs - periodMs, set, value: set && statisticOf(set, a.Statistic) };
   });
-  const present = points.flatMap((p) => (p.value === undefined ? [] : [{ ...p, value: p.value }]));
+  const present = points.flatMap((p) =>
+    p.value === undefined || p.set === undefined
+      ? []
+      : [{ atMs: p.atMs, value: p.value, sampleCount: p.set.sampleCount }],
+  );
   const needed = a.DatapointsToAlarm ?? a.EvaluationPeriods;
+  const oldest = present.at(-1);
   const reasonData = JSON.stringify({
     version: '1.0',
-    queryDate: stamp(nowMs),
+    queryDate: cloudWatchTime(nowMs),
+    ...(oldest ? { startDate: cloudWatchTime(oldest.atMs) } : {}),
     statistic: a.Statistic,
     period: a.Period,
     recentDatapoints: present.map((p) => p.value),
     threshold: a.Threshold,
-    evaluatedDatapoints: present.map((p) => ({ timestamp: stamp(p.atMs), value: p.value })),
+    evaluatedDatapoints: present.map((p) => ({
+      timestamp: cloudWatchTime(p.atMs),
+      sampleCount: p.sampleCount,
+      value: p.value,
+    })),
   });
-  const missing = points.length - present.length;
   if (present.length === 0) {
-    const none = `no datapoints were received for ${a.EvaluationPeriods} period${a.EvaluationPeriods === 1 ? '' : 's'}`;
     const state = (
       {
         notBreaching: 'OK',
@@ -233,22 +240,20 @@ export const evaluateAlarm = (
         ignore: undefined,
       } as const
     )[a.TreatMissingData];
-    return {
-      state,
-      reason: `Threshold Crossed: ${none} and the missing data is treated as ${a.TreatMissingData}.`,
-      reasonData,
-    };
+    return { state, reason: noDataReason(a.EvaluationPeriods, a.TreatMissingData), reasonData };
   }
-  const breaching =
-    present.filter((p) => crosses(p.value, a)).length +
-    (a.TreatMissingData === 'breaching' ? missing : 0);
+  const missing = points.length - present.length;
+  const breachingPoints = present.filter((p) => crosses(p.value, a));
+  const breaching = breachingPoints.length + (a.TreatMissingData === 'breaching' ? missing : 0);
   const state: AlarmState = breaching >= needed ? 'ALARM' : 'OK';
-  const shown = present
-    .map((p) => `${Number.isInteger(p.value) ? p.value.toFixed(1) : p.value} (${stamp(p.atMs)})`)
-    .join(', ');
-  return {
+  const reason = thresholdReason({
     state,
-    reason: `Threshold Crossed: ${breaching} of ${a.EvaluationPeriods} period${a.EvaluationPeriods === 1 ? '' : 's'} ${breaching === 1 || a.EvaluationPeriods === 1 ? 'was' : 'were'} ${WORDING[a.ComparisonOperator]} the threshold (${a.Threshold}), ${needed} needed for ALARM; datapoints [${shown}]${missing > 0 ? `, ${missing} period${missing === 1 ? '' : 's'} without data treated as ${a.TreatMissingData}` : ''}.`,
-    reasonData,
-  };
+    deciding: state === 'ALARM' ? breaching : a.EvaluationPeriods - breaching,
+    periods: a.EvaluationPeriods,
+    points: state === 'ALARM' ? breachingPoints : present.filter((p) => !crosses(p.value, a)),
+    comparison: WORDING[a.ComparisonOperator],
+    threshold: a.Threshold,
+    needed,
+  });
+  return { state, reason, reasonData };
 };

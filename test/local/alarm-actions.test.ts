@@ -138,7 +138,9 @@ describe('alarm actions in the local runtime', () => {
     expect(fired).toMatchObject({
       AlarmName: `${stackName}-Errors`,
       AlarmArn: `arn:aws:cloudwatch:us-east-1:000000000000:alarm:${stackName}-Errors`,
-      NewStateReason: expect.stringMatching(/^Threshold Crossed: 1 of 1 period was greater/),
+      NewStateReason: expect.stringMatching(
+        /^Threshold Crossed: 1 out of the last 1 datapoints \[[\d.]+ \(.+\)\] was greater/,
+      ),
       Trigger: {
         MetricName: 'Errors',
         Statistic: 'SUM',

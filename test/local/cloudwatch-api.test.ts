@@ -139,10 +139,10 @@ describe('CloudWatch alarms on the local edge', () => {
       });
     // No datapoint yet: the functions' metrics have none; the queues' depths are sampled, 0.
     expect((await alarm('AlarmsRejectedMessages')).StateReason).toBe(
-      'Threshold Crossed: no datapoints were received for 1 period and the missing data is treated as notBreaching.',
+      'Threshold Crossed: no datapoints were received for 1 period and 1 missing datapoint was treated as [NonBreaching].',
     );
     expect((await alarm('AlarmsordersDlqMessages')).StateReason).toMatch(
-      /^Threshold Crossed: 0 of 1 period was greater than or equal to the threshold \(1\), 1 needed for ALARM; datapoints \[0\.0 \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\]\.$/,
+      /^Threshold Crossed: 1 out of the last 1 datapoints \[0\.0 \(\d\d\/\d\d\/\d\d \d\d:\d\d:\d\d\)\] was not greater than or equal to the threshold \(1\.0\) \(minimum 1 datapoint for ALARM -> OK transition\)\.$/,
     );
   });
 
@@ -154,7 +154,7 @@ describe('CloudWatch alarms on the local edge', () => {
     });
     const fired = await alarm('AlarmsRejectedMessages');
     expect(fired.StateReason).toMatch(
-      /^Threshold Crossed: 1 of 1 period was greater than or equal to the threshold \(1\)/,
+      /^Threshold Crossed: 1 out of the last 1 datapoints \[1\.0 \(\d\d\/\d\d\/\d\d \d\d:\d\d:\d\d\)\] was greater than or equal to the threshold \(1\.0\) \(minimum 1 datapoint for OK -> ALARM transition\)\.$/,
     );
     expect(JSON.parse(fired.StateReasonData ?? '{}')).toMatchObject({ recentDatapoints: [1] });
     const figures = await cw.send(
@@ -260,7 +260,9 @@ describe('CloudWatch alarms on the local edge', () => {
       timeoutMs: DEADLINE_MS,
       what: 'the DLQ’s oldest message to be 2 s old',
     });
-    expect((await state())?.StateReason).toMatch(/^Threshold Crossed: 1 of 1 period was greater/);
+    expect((await state())?.StateReason).toMatch(
+      /^Threshold Crossed: 1 out of the last 1 datapoints \[[\d.]+ \(.+\)\] was greater/,
+    );
     // The orders queue, consumed, has no message to age.
     const orders = runtime.stack.queues.find((q) => q.url === runtime.stack.outputs.OrdersQueueUrl);
     const age = await cw.send(

@@ -1029,6 +1029,13 @@ export const MUTANTS: readonly Mutant[] = [
     files: ['test/unit/alarms.test.ts'],
   },
   {
+    file: 'local/alarm-reasons.ts',
+    from: "const minimum = o.state === 'ALARM' ? o.needed : o.periods - o.needed + 1;",
+    to: 'const minimum = o.needed;',
+    breaks: 'an OK reason that names the datapoints an ALARM needs, not those leaving it needs',
+    files: ['test/unit/alarms.test.ts'],
+  },
+  {
     file: 'local/metrics.ts',
     from: 'minimum: Math.min(a.minimum, b.minimum),',
     to: 'minimum: b.minimum,',

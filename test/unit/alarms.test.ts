@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { AlarmBook } from '../../local/alarm-book.ts';
+import { javaNumber } from '../../local/alarm-reasons.ts';
 import {
   COMPARISONS,
   evaluateAlarm,
@@ -182,9 +183,88 @@ describe('alarm evaluation', () => {
             : breaching >= needed
               ? 'ALARM'
               : 'OK';
-        expect(run(x).state).toBe(expected);
+        const result = run(x);
+        expect(result.state).toBe(expected);
+        // The reason counts what decided the state, in CloudWatch's words.
+        if (present.length > 0) {
+          const deciding = expected === 'ALARM' ? breaching : c.periods - breaching;
+          const shown = present.filter((p) => crosses(p) === (expected === 'ALARM')).length;
+          expect(result.reason).toMatch(
+            new RegExp(
+              `^Threshold Crossed: ${deciding} out of the last ${c.periods} datapoints \\[${Array(shown).fill('-?[\\d.]+ \\(\\d\\d/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d\\)').join(', ')}\\] (was|were) ${expected === 'OK' ? 'not ' : ''}`,
+            ),
+          );
+        }
+        expect(JSON.parse(result.reasonData).recentDatapoints).toHaveLength(present.length);
       }),
     );
+  });
+
+  it('words its reasons and reason data as CloudWatch does, whatever the outcome', () => {
+    const nowMs = Date.parse('2026-12-07T19:21:56.308Z');
+    const twoOfThree = {
+      c: {
+        periods: 3,
+        period: 300 as const,
+        statistic: 'Sum' as const,
+        comparison: 'GreaterThanThreshold' as const,
+        missing: 'missing' as const,
+        threshold: 1,
+      },
+      needed: 2,
+    };
+    const fired = run({ ...twoOfThree, values: [[2], [0.5, 0.25], [1e7]] }, nowMs);
+    expect(fired.state).toBe('ALARM');
+    expect(fired.reason).toBe(
+      'Threshold Crossed: 2 out of the last 3 datapoints [2.0 (07/12/26 19:16:56), 1.0E7 (07/12/26 19:06:56)] were greater than the threshold (1.0) (minimum 2 datapoints for OK -> ALARM transition).',
+    );
+    expect(JSON.parse(fired.reasonData)).toEqual({
+      version: '1.0',
+      queryDate: '2026-12-07T19:21:56.308+0000',
+      startDate: '2026-12-07T19:06:56.308+0000',
+      statistic: 'Sum',
+      period: 300,
+      recentDatapoints: [2, 0.75, 1e7],
+      threshold: 1,
+      evaluatedDatapoints: [
+        { timestamp: '2026-12-07T19:16:56.308+0000', sampleCount: 1, value: 2 },
+        { timestamp: '2026-12-07T19:11:56.308+0000', sampleCount: 2, value: 0.75 },
+        { timestamp: '2026-12-07T19:06:56.308+0000', sampleCount: 1, value: 1e7 },
+      ],
+    });
+    // Three of three to fire: one period not breaching is enough to leave ALARM.
+    const ok = run({ ...twoOfThree, needed: 3, values: [[0.5], [], [3]] }, nowMs);
+    expect(ok.state).toBe('OK');
+    expect(ok.reason).toBe(
+      'Threshold Crossed: 2 out of the last 3 datapoints [0.5 (07/12/26 19:16:56)] were not greater than the threshold (1.0) (minimum 1 datapoint for ALARM -> OK transition).',
+    );
+    const none = (missing: (typeof MISSING_DATA)[number], periods = 1) =>
+      run({ c: { ...twoOfThree.c, missing, periods }, needed: 1, values: Array(periods).fill([]) });
+    expect(none('notBreaching').reason).toBe(
+      'Threshold Crossed: no datapoints were received for 1 period and 1 missing datapoint was treated as [NonBreaching].',
+    );
+    expect(none('breaching', 2).reason).toBe(
+      'Threshold Crossed: no datapoints were received for 2 periods and 2 missing datapoints were treated as [Breaching].',
+    );
+    expect(none('missing').reason).toBe('Insufficient Data: 1 datapoint was unknown.');
+    expect(none('missing', 3).reason).toBe('Insufficient Data: 3 datapoints were unknown.');
+    expect(none('ignore', 2)).toMatchObject({
+      state: undefined,
+      reason: 'Threshold Crossed: no datapoints were received for 2 periods.',
+    });
+  });
+
+  it('writes numbers as CloudWatch’s service does', () => {
+    expect([0, 1, -2, 0.25, 1234567.5, 1e7, 2.5e-5, -1e21].map(javaNumber)).toEqual([
+      '0.0',
+      '1.0',
+      '-2.0',
+      '0.25',
+      '1234567.5',
+      '1.0E7',
+      '2.5E-5',
+      '-1.0E21',
+    ]);
   });
 
   it('keeps a state set by hand until the next evaluation, a minute later', () => {
