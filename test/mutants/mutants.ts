@@ -2227,6 +2227,21 @@ export const MUTANTS: readonly Mutant[] = [
     files: ['test/cli/drill.test.ts'],
   },
   {
+    file: 'local/dynamodb-local.ts',
+    from: `      process.removeListener('exit', reap);
+      removeScratch();`,
+    to: "      process.removeListener('exit', reap);",
+    breaks: 'a JVM killed under a running runtime leaves its native library in the temp dir',
+    files: ['test/local/start.test.ts'],
+  },
+  {
+    file: 'local/reaper.ts',
+    from: '  if (scratch) rmSync(scratch, { recursive: true, force: true });',
+    to: '',
+    breaks: 'a runtime killed outright leaves its JVM’s temporary directory behind',
+    files: ['test/local/start.test.ts'],
+  },
+  {
     file: 'local/start.ts',
     from: '      readLagMs: runtime.emulators.readLagMs,',
     to: '',

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import type { RunningDynamoLocal } from '../../local/dynamodb-local.ts';
 import { startEmulators } from '../../local/emulators.ts';
@@ -23,6 +26,14 @@ declare module 'vitest' {
  * compiler has warmed up, and the suite is CPU-bound.
  */
 export default async function setup(project: TestProject) {
+  // The run's own temporary directory, removed at its end: what the tests make there (state,
+  // events, assemblies, CDK's output directories) and what the processes they start write there
+  // (`TMPDIR`, which `os.tmpdir()` reads at each call and the test workers and their children
+  // inherit) leave nothing behind in the system's (before, about 70 directories and 34 MB a run).
+  // One for the run rather than one a file: the AWS CDK keeps the first it is given.
+  const system = tmpdir();
+  const runTmp = mkdtempSync(join(system, 'onceflow-test-'));
+  process.env.TMPDIR = runTmp;
   const assembly = synthAssembly();
   const emulators = await startEmulators();
   project.provide('endpoint', emulators.endpoint);
@@ -31,5 +42,7 @@ export default async function setup(project: TestProject) {
   return async () => {
     await emulators.stop();
     assembly.remove();
+    process.env.TMPDIR = system;
+    rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
   };
 }
