@@ -3,8 +3,8 @@
  * reads them on AWS (a notification forwarder parsing `NewStateReason`, a runbook's regex over
  * `StateReasonData`) reads the local runtime's too:
  *
- *   Threshold Crossed: 1 out of the last 1 datapoints [2.0 (07/12/26 19:15:00)] was greater than
- *   or equal to the threshold (1.0) (minimum 1 datapoint for OK -> ALARM transition).
+ *   Threshold Crossed: 1 datapoint [2.0 (07/12/26 19:15:00)] was greater than or equal to the
+ *   threshold (1.0).
  */
 
 /** A number as CloudWatch's Java service writes it: `2.0`, `0.25`, `1.0E7`. */
@@ -55,9 +55,13 @@ export interface ReasonPoint {
 }
 
 /**
- * The reason for a state reached on data: the periods that decided it out of the last
- * `periods`, the datapoints among them, the comparison (negated for OK) and the least number of
- * such periods the transition needs.
+ * The reason for a state reached on data. CloudWatch words it two ways: an alarm with
+ * `DatapointsToAlarm` (M out of N) names the periods that decided the state out of the last N
+ * and the least number of such periods the transition needs; one without it (N out of N) lists
+ * the datapoints that decided it:
+ *
+ *   Threshold Crossed: 2 datapoints [0.0 (09/01/23 14:02:00), 1.0 (09/01/23 14:01:00)] were not
+ *   greater than the threshold (42.0).
  */
 export const thresholdReason = (o: {
   readonly state: 'ALARM' | 'OK';
@@ -69,12 +73,15 @@ export const thresholdReason = (o: {
   /** `greater than or equal to` … */
   readonly comparison: string;
   readonly threshold: number;
-  /** `DatapointsToAlarm`. */
-  readonly needed: number;
+  /** `DatapointsToAlarm`, when the alarm sets it. */
+  readonly datapointsToAlarm: number | undefined;
 }): string => {
   const shown = o.points.map((p) => `${javaNumber(p.value)} (${reasonTime(p.atMs)})`).join(', ');
-  // Leaving ALARM takes enough periods not breaching that fewer than `needed` can still breach.
-  const minimum = o.state === 'ALARM' ? o.needed : o.periods - o.needed + 1;
+  const compared = `${o.state === 'OK' ? 'not ' : ''}${o.comparison} the threshold (${javaNumber(o.threshold)})`;
+  if (o.datapointsToAlarm === undefined)
+    return `Threshold Crossed: ${count(o.points.length, 'datapoint')} [${shown}] ${wasWere(o.points.length)} ${compared}.`;
+  // Leaving ALARM takes enough periods not breaching that fewer than M can still breach.
+  const minimum = o.state === 'ALARM' ? o.datapointsToAlarm : o.periods - o.datapointsToAlarm + 1;
   const transition = o.state === 'ALARM' ? 'OK -> ALARM' : 'ALARM -> OK';
-  return `Threshold Crossed: ${o.deciding} out of the last ${o.periods} datapoints [${shown}] ${wasWere(o.deciding)} ${o.state === 'OK' ? 'not ' : ''}${o.comparison} the threshold (${javaNumber(o.threshold)}) (minimum ${count(minimum, 'datapoint')} for ${transition} transition).`;
+  return `Threshold Crossed: ${o.deciding} out of the last ${o.periods} datapoints [${shown}] ${wasWere(o.deciding)} ${compared} (minimum ${count(minimum, 'datapoint')} for ${transition} transition).`;
 };

@@ -253,7 +253,7 @@ export const evaluateAlarm = (
     points: state === 'ALARM' ? breachingPoints : present.filter((p) => !crosses(p.value, a)),
     comparison: WORDING[a.ComparisonOperator],
     threshold: a.Threshold,
-    needed,
+    datapointsToAlarm: a.DatapointsToAlarm,
   });
   return { state, reason, reasonData };
 };

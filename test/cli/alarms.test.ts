@@ -107,7 +107,7 @@ describe('onceflow status and check on the stack’s alarms', () => {
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/^alarms: \d+, 1 in ALARM, 1 with actions off, 1 MISSING$/m);
     expect(status.stdout).toMatch(
-      /^ {2}ALARM ordersDlqMessages: Threshold Crossed: 1 out of the last 1 datapoints \[[\d.]+ \(.+\)\] was greater than or equal to the threshold \(1\.0\)/m,
+      /^ {2}ALARM ordersDlqMessages: Threshold Crossed: 1 datapoint \[[\d.]+ \(.+\)\] was greater than or equal to the threshold \(1\.0\)/m,
     );
     expect(status.stdout).toContain('  actions off: aggregateDlqMessages (nobody is told');
     expect(status.stdout).toContain('  MISSING: IngestOrdersErrors (deleted: nothing watches');

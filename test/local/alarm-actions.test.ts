@@ -139,7 +139,7 @@ describe('alarm actions in the local runtime', () => {
       AlarmName: `${stackName}-Errors`,
       AlarmArn: `arn:aws:cloudwatch:us-east-1:000000000000:alarm:${stackName}-Errors`,
       NewStateReason: expect.stringMatching(
-        /^Threshold Crossed: 1 out of the last 1 datapoints \[[\d.]+ \(.+\)\] was greater/,
+        /^Threshold Crossed: 1 datapoint \[[\d.]+ \(.+\)\] was greater/,
       ),
       Trigger: {
         MetricName: 'Errors',

@@ -1030,8 +1030,8 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     file: 'local/alarm-reasons.ts',
-    from: "const minimum = o.state === 'ALARM' ? o.needed : o.periods - o.needed + 1;",
-    to: 'const minimum = o.needed;',
+    from: "const minimum = o.state === 'ALARM' ? o.datapointsToAlarm : o.periods - o.datapointsToAlarm + 1;",
+    to: 'const minimum = o.datapointsToAlarm;',
     breaks: 'an OK reason that names the datapoints an ALARM needs, not those leaving it needs',
     files: ['test/unit/alarms.test.ts'],
   },

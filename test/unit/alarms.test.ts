@@ -116,7 +116,8 @@ describe('alarm evaluation', () => {
     .chain((c) =>
       fc.record({
         c: fc.constant(c),
-        needed: fc.integer({ min: 1, max: c.periods }),
+        // Unset half the time: N out of N, which CloudWatch words another way.
+        needed: fc.option(fc.integer({ min: 1, max: c.periods }), { nil: undefined }),
         values: fc.array(fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 3 }), {
           minLength: c.periods,
           maxLength: c.periods,
@@ -180,7 +181,7 @@ describe('alarm evaluation', () => {
                 missing: 'INSUFFICIENT_DATA',
                 ignore: undefined,
               }[c.missing]
-            : breaching >= needed
+            : breaching >= (needed ?? c.periods)
               ? 'ALARM'
               : 'OK';
         const result = run(x);
@@ -189,9 +190,16 @@ describe('alarm evaluation', () => {
         if (present.length > 0) {
           const deciding = expected === 'ALARM' ? breaching : c.periods - breaching;
           const shown = present.filter((p) => crosses(p) === (expected === 'ALARM')).length;
+          const points = Array(shown)
+            .fill('-?[\\d.]+ \\(\\d\\d/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d\\)')
+            .join(', ');
+          const counted =
+            needed === undefined
+              ? `${shown} datapoints?`
+              : `${deciding} out of the last ${c.periods} datapoints`;
           expect(result.reason).toMatch(
             new RegExp(
-              `^Threshold Crossed: ${deciding} out of the last ${c.periods} datapoints \\[${Array(shown).fill('-?[\\d.]+ \\(\\d\\d/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d\\)').join(', ')}\\] (was|were) ${expected === 'OK' ? 'not ' : ''}`,
+              `^Threshold Crossed: ${counted} \\[${points}\\] (was|were) ${expected === 'OK' ? 'not ' : ''}`,
             ),
           );
         }
@@ -238,6 +246,16 @@ describe('alarm evaluation', () => {
     expect(ok.reason).toBe(
       'Threshold Crossed: 2 out of the last 3 datapoints [0.5 (07/12/26 19:16:56)] were not greater than the threshold (1.0) (minimum 1 datapoint for ALARM -> OK transition).',
     );
+    // Without DatapointsToAlarm (N out of N), the datapoints that decided it, listed.
+    const allOfTwo = { c: { ...twoOfThree.c, periods: 2 }, needed: undefined };
+    expect(run({ ...allOfTwo, values: [[2], [3]] }, nowMs).reason).toBe(
+      'Threshold Crossed: 2 datapoints [2.0 (07/12/26 19:16:56), 3.0 (07/12/26 19:11:56)] were greater than the threshold (1.0).',
+    );
+    expect(run({ ...allOfTwo, values: [[0], [3]] }, nowMs)).toMatchObject({
+      state: 'OK',
+      reason:
+        'Threshold Crossed: 1 datapoint [0.0 (07/12/26 19:16:56)] was not greater than the threshold (1.0).',
+    });
     const none = (missing: (typeof MISSING_DATA)[number], periods = 1) =>
       run({ c: { ...twoOfThree.c, missing, periods }, needed: 1, values: Array(periods).fill([]) });
     expect(none('notBreaching').reason).toBe(
