@@ -54,7 +54,23 @@ export interface HistoryItem {
   readonly timestampMs: number;
   readonly type: 'ConfigurationUpdate' | 'StateUpdate' | 'Action';
   readonly summary: string;
+  /**
+   * CloudWatch's `HistoryData` of a state change: the old and new states with their reasons,
+   * `{"version":"1.0","oldState":{"stateValue","stateReason","stateReasonData"},"newState":…}`.
+   */
+  readonly data?: string;
 }
+
+/** A state in a change's `HistoryData`: its reason data as an object, not the text it is kept as. */
+const historyState = (state: AlarmState, reason: string, reasonData: string | undefined) => {
+  // Reason data is JSON wherever it comes from: an evaluation, or `SetAlarmState`, which checks.
+  const stateReasonData: unknown = reasonData === undefined ? undefined : JSON.parse(reasonData);
+  return {
+    stateValue: state,
+    stateReason: reason,
+    ...(stateReasonData === undefined ? {} : { stateReasonData }),
+  };
+};
 
 /** How long a state set by hand holds: until CloudWatch's next evaluation. */
 const EVALUATION_INTERVAL_MS = 60_000;
@@ -126,8 +142,14 @@ export class AlarmBook {
     this.#note(alarm.AlarmName, nowMs, 'ConfigurationUpdate', `Alarm "${alarm.AlarmName}" created`);
   }
 
-  #note(alarmName: string, timestampMs: number, type: HistoryItem['type'], summary: string) {
-    this.#history.push({ alarmName, timestampMs, type, summary });
+  #note(
+    alarmName: string,
+    timestampMs: number,
+    type: HistoryItem['type'],
+    summary: string,
+    data?: string,
+  ) {
+    this.#history.push({ alarmName, timestampMs, type, summary, ...(data ? { data } : {}) });
     if (this.#history.length > HISTORY_KEPT) this.#history.shift();
   }
 
@@ -176,6 +198,7 @@ export class AlarmBook {
     nowMs: number,
   ): void {
     const from = record.state;
+    const { reason: wasReason, reasonData: wasReasonData } = record;
     record.reason = reason;
     record.reasonData = reasonData;
     record.stateUpdatedMs = nowMs;
@@ -183,7 +206,17 @@ export class AlarmBook {
     record.state = state;
     record.transitionedMs = nowMs;
     const name = record.alarm.AlarmName;
-    this.#note(name, nowMs, 'StateUpdate', `Alarm updated from ${from} to ${state}`);
+    this.#note(
+      name,
+      nowMs,
+      'StateUpdate',
+      `Alarm updated from ${from} to ${state}`,
+      JSON.stringify({
+        version: '1.0',
+        oldState: historyState(from, wasReason, wasReasonData),
+        newState: historyState(state, reason, reasonData),
+      }),
+    );
     for (const listener of this.#listeners) listener({ record: { ...record }, from });
     const actions = {
       OK: record.alarm.OKActions,

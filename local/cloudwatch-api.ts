@@ -140,6 +140,7 @@ const OPERATIONS: Record<string, Operation> = {
           Timestamp: seconds(h.timestampMs),
           HistoryItemType: h.type,
           HistorySummary: h.summary,
+          ...(h.data === undefined ? {} : { HistoryData: h.data }),
         })),
       };
     },

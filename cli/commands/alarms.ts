@@ -15,6 +15,7 @@ import {
 } from '@aws-sdk/client-cloudwatch';
 import Table from 'cli-table3';
 import type { Command } from 'commander';
+import * as v from 'valibot';
 import { alarmId } from '../../local/alarms.ts';
 import { terminalSafe } from '../../local/render.ts';
 import { json, run, target } from '../program.ts';
@@ -130,7 +131,26 @@ export interface AlarmChange {
   readonly id: string;
   readonly at: string;
   readonly summary: string;
+  /** CloudWatch's reason for the new state, from the change's `HistoryData`, when it has one. */
+  readonly reason?: string;
 }
+
+/** What `--history` reads of a state change's `HistoryData` (CloudWatch documents no schema). */
+const HistoryDataSchema = v.object({
+  newState: v.object({ stateReason: v.optional(v.string()) }),
+});
+
+/** The new state's reason in a change's `HistoryData`; none when it has none or another shape. */
+const reasonIn = (historyData: string | undefined): string | undefined => {
+  if (historyData === undefined) return undefined;
+  try {
+    const parsed = v.safeParse(HistoryDataSchema, JSON.parse(historyData));
+    return parsed.success ? parsed.output.newState.stateReason : undefined;
+  } catch (error) {
+    if (error instanceof SyntaxError) return undefined;
+    throw error;
+  }
+};
 
 /** The stack's alarms' state changes since `since`, newest first (`DescribeAlarmHistory`). */
 const stateChanges = async (
@@ -146,13 +166,16 @@ const stateChanges = async (
         { client: cloudWatch },
         { AlarmName: a.alarmName, HistoryItemType: 'StateUpdate', StartDate: since },
       ))
-        for (const item of page.AlarmHistoryItems ?? [])
-          if (item.Timestamp)
-            changes.push({
-              id: a.id,
-              at: item.Timestamp.toISOString(),
-              summary: item.HistorySummary ?? '',
-            });
+        for (const item of page.AlarmHistoryItems ?? []) {
+          if (!item.Timestamp) continue;
+          const reason = reasonIn(item.HistoryData);
+          changes.push({
+            id: a.id,
+            at: item.Timestamp.toISOString(),
+            summary: item.HistorySummary ?? '',
+            ...(reason === undefined ? {} : { reason }),
+          });
+        }
     }
     return changes.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
   } finally {
@@ -239,7 +262,11 @@ export const register = (program: Command): void => {
             console.log(`no state change since ${since.toISOString()}`);
           else
             for (const c of changes)
-              console.log(terminalSafe(`${second(c.at)}  ${c.id}: ${c.summary}`));
+              console.log(
+                terminalSafe(
+                  `${second(c.at)}  ${c.id}: ${c.summary}${c.reason ? `: ${c.reason}` : ''}`,
+                ),
+              );
           return 0;
         }
         if (o.json) {

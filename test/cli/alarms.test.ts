@@ -127,14 +127,26 @@ describe('onceflow status and check on the stack’s alarms', () => {
     expect(listed.stdout).toMatch(/│ aggregateDlqMessages +│ OK +│ \S+Z +│ off \(none\) +│/);
     expect(listed.stdout).toMatch(/│ IngestOrdersErrors +│ MISSING +│/);
     const history = parseJson(
-      v.array(v.object({ id: v.string(), at: v.string(), summary: v.string() })),
+      v.array(
+        v.object({
+          id: v.string(),
+          at: v.string(),
+          summary: v.string(),
+          reason: v.optional(v.string()),
+        }),
+      ),
       (await cli('alarms', '--history', '1h', '--json')).stdout,
     );
+    // Each change with CloudWatch's reason for it, from the change's `HistoryData`.
     expect(history).toContainEqual(
       expect.objectContaining({
         id: 'ordersDlqMessages',
         summary: 'Alarm updated from OK to ALARM',
+        reason: expect.stringMatching(/^Threshold Crossed: 1 datapoint \[/),
       }),
+    );
+    expect((await cli('alarms', '--history', '1h')).stdout).toMatch(
+      /^\S+Z {2}ordersDlqMessages: Alarm updated from OK to ALARM: Threshold Crossed: 1 datapoint \[[\d.]+ \(.+\)\] was greater than or equal to the threshold \(1\.0\)\.$/m,
     );
     // Newest first.
     expect(history.map((h) => h.at)).toEqual(

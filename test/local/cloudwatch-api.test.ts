@@ -188,6 +188,29 @@ describe('CloudWatch alarms on the local edge', () => {
       }),
     );
     expect(history.AlarmHistoryItems?.[0]?.HistorySummary).toBe('Alarm updated from OK to ALARM');
+    // The change's data, as CloudWatch gives it: both states with their reasons and reason data.
+    const HistoryDataSchema = v.object({
+      version: v.literal('1.0'),
+      oldState: v.object({ stateValue: v.string(), stateReason: v.string() }),
+      newState: v.object({
+        stateValue: v.string(),
+        stateReason: v.string(),
+        stateReasonData: v.looseObject({ recentDatapoints: v.array(v.number()) }),
+      }),
+    });
+    const change = v.parse(
+      HistoryDataSchema,
+      JSON.parse(history.AlarmHistoryItems?.[0]?.HistoryData ?? ''),
+    );
+    expect(change.oldState).toMatchObject({
+      stateValue: 'OK',
+      stateReason: expect.stringMatching(/^Threshold Crossed: no datapoints were received/),
+    });
+    expect(change.newState).toMatchObject({
+      stateValue: 'ALARM',
+      stateReason: fired.StateReason,
+      stateReasonData: { recentDatapoints: [1] },
+    });
   });
 
   it('fires the batch-conflict and event-conflict alarms from the metrics ingest logs', async () => {

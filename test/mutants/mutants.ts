@@ -1036,6 +1036,13 @@ export const MUTANTS: readonly Mutant[] = [
     files: ['test/unit/alarms.test.ts'],
   },
   {
+    file: 'local/cloudwatch-api.ts',
+    from: '          ...(h.data === undefined ? {} : { HistoryData: h.data }),',
+    to: '',
+    breaks: 'alarm history without its data: no reason for a change, `alarms --history` included',
+    files: ['test/local/cloudwatch-api.test.ts', 'test/cli/alarms.test.ts'],
+  },
+  {
     file: 'local/metrics.ts',
     from: 'minimum: Math.min(a.minimum, b.minimum),',
     to: 'minimum: b.minimum,',
