@@ -207,13 +207,10 @@ export const evaluateAlarm = (
   const periodMs = a.Period * 1000;
   const points = Array.from({ length: a.EvaluationPeriods }, (_, k) => {
     const toMs = nowMs - k * periodMs;
-    const set = windowOf(toMs - periodMs, toMs);
-    return { atMs: toMs - periodMs, set, value: set && statisticOf(set, a.Statistic) };
+    return { atMs: toMs - periodMs, set: windowOf(toMs - periodMs, toMs) };
   });
-  const present = points.flatMap((p) =>
-    p.value === undefined || p.set === undefined
-      ? []
-      : [{ atMs: p.atMs, value: p.value, sampleCount: p.set.sampleCount }],
+  const present = points.flatMap(({ atMs, set }) =>
+    set ? [{ atMs, value: statisticOf(set, a.Statistic), sampleCount: set.sampleCount }] : [],
   );
   const needed = a.DatapointsToAlarm ?? a.EvaluationPeriods;
   const oldest = present.at(-1);
