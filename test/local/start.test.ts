@@ -13,10 +13,11 @@ import { DynamoOrderReader } from '../../adapters/dynamo-order-reader.ts';
 import { S3Store } from '../../adapters/s3.ts';
 import { sendBodies } from '../../adapters/sqs.ts';
 import { adminClients } from '../../local/clients.ts';
+import { drainQueues } from '../../local/drain.ts';
 import { waitFor } from '../../local/net.ts';
 import { LocalStateSchema } from '../../local/state.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
-import { seedBatches } from '../support/fixtures.ts';
+import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { parseJson } from '../support/json.ts';
 import { launchStart, type Started } from '../support/start.ts';
 
@@ -214,23 +215,40 @@ describe('npm start as a process', () => {
     await clients.sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'left behind' }));
     const orders = new DynamoOrderReader(clients.dynamo, table);
     const hours = new S3Store(clients.s3, bucket);
-    let snapshot = { orders: '', hours: '' };
+    // Every hour published, not just reads that agree twice: an hour still in the aggregate
+    // queue's coalescing window would be published after the restart instead.
+    const expected = {
+      orders: JSON.stringify(expectedOrders()),
+      hours: JSON.stringify(expectedHourly()),
+    };
     await waitFor(
       async () => {
-        const now = {
-          orders: JSON.stringify(await orders.listOrders()),
-          hours: JSON.stringify(await hours.listAggregates()),
-        };
-        const settled = now.orders === snapshot.orders && now.hours === snapshot.hours;
-        snapshot = now;
-        return settled && now.hours !== '[]';
+        const essence = (await hours.listAggregates()).map(({ hour, events, byStatus }) => ({
+          hour,
+          events,
+          byStatus,
+        }));
+        return (
+          JSON.stringify(await orders.listOrders()) === expected.orders &&
+          JSON.stringify(essence) === expected.hours
+        );
       },
       {
         timeoutMs: DEADLINE_MS,
-        what: 'the seed batches to be applied and aggregated',
+        what: 'the seed batches to be applied and every hour published',
         intervalMs: 500,
       },
     );
+    // And nothing left to deliver that could publish an hour again after the restart.
+    await drainQueues(
+      clients.sqs,
+      [before.outputs.OrdersQueueUrl ?? '', before.outputs.AggregateQueueUrl ?? ''],
+      { timeoutMs: DEADLINE_MS },
+    );
+    const snapshot = {
+      orders: JSON.stringify(await orders.listOrders()),
+      hours: JSON.stringify(await hours.listAggregates()),
+    };
     // The message in the DLQ fires its alarm, which the console says, with CloudWatch's reason.
     await first.until('! alarm ordersDlqMessages: ');
     // From OK, or from no data when its first evaluation came after the message.
