@@ -5,6 +5,7 @@
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
@@ -211,12 +212,22 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
     }
   }
 
+  /** Whether an object exists, read without its content. */
+  async exists(key: string): Promise<boolean> {
+    try {
+      await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key }));
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
+  }
+
   /** Every key under a prefix (after `startAfter`, if given), sorted. */
   async listKeys(prefix: string, startAfter?: string): Promise<string[]> {
     return (await this.#listObjects(prefix, startAfter)).map((o) => o.key);
   }
 
-  /** Every object under a prefix with its ETag, sorted by key. */
   /** Every page of a listing, following its continuation tokens. */
   async *#pages(input: { Prefix: string; StartAfter?: string; Delimiter?: string }) {
     let token: string | undefined;
@@ -233,6 +244,7 @@ export class S3Store implements RawArchive, Quarantine, AggregateObjects, DayInd
     } while (token);
   }
 
+  /** Every object under a prefix with its ETag, sorted by key. */
   async #listObjects(
     prefix: string,
     startAfter?: string,

@@ -30,6 +30,22 @@ export const RAW_PREFIX = 'raw/';
 export const rawArchiveKey = (batchId: string, earliestHour: string) =>
   `${RAW_PREFIX}date=${earliestHour.slice(0, 10)}/hour=${earliestHour.slice(11, 13)}/${encodeURIComponent(batchId)}.json`;
 
+/**
+ * The batch id a raw archive key names (the inverse of `rawArchiveKey`); undefined for a key the
+ * archive's layout does not make (an object put there by hand).
+ */
+export const batchIdOfArchiveKey = (key: string): string | undefined => {
+  const m = /^raw\/date=\d{4}-\d{2}-\d{2}\/hour=\d{2}\/([^/]+)\.json$/.exec(key);
+  if (!m?.[1]) return undefined;
+  try {
+    return decodeURIComponent(m[1]);
+  } catch (error) {
+    // Not percent-encoded as `rawArchiveKey` writes it.
+    if (error instanceof URIError) return undefined;
+    throw error;
+  }
+};
+
 /** The hour a raw archive key is filed under (its batch's earliest event); undefined otherwise. */
 export const hourOfArchiveKey = (key: string): string | undefined => {
   const m = /^raw\/date=(\d{4}-\d{2}-\d{2})\/hour=(\d{2})\//.exec(key);

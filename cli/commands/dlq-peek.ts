@@ -87,7 +87,8 @@ export const peekDlq = async (t: Target, dlqUrl: string, limit: number): Promise
   });
 };
 
-const LEDGER_WORDS: Record<LedgerView, string> = {
+/** What the ledger holds of a batch, as the dry runs of `replay dlq` and `replay archive` print it. */
+export const LEDGER_WORDS: Record<LedgerView, string> = {
   applied: 'applied',
   pending: 'pending',
   absent: 'not in the ledger',
@@ -95,7 +96,7 @@ const LEDGER_WORDS: Record<LedgerView, string> = {
 };
 
 /** The longest id the contract allows; a longer one is cut in the table (`--json` has it whole). */
-const SHOWN_ID_CHARACTERS = 128;
+export const SHOWN_ID_CHARACTERS = 128;
 
 export const dlqTable = (entries: readonly DlqEntry[]): string => {
   const table = new Table({

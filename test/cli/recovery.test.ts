@@ -108,6 +108,33 @@ describe('onceflow send, replay, reconcile and drill', () => {
     await s.cli('send', SEED);
     await s.cli('drain');
     const before = { items: await s.views.tableItems(), hours: essence(await s.views.hourly()) };
+    // Listed first: each batch the ledger shows applied, and nothing sent.
+    const interval = ['--from', '2026-09-30', '--to', '2026-10-03'];
+    const plan = await s.cli('replay', 'archive', ...interval, '--dry-run');
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toMatch(/│ make-orders-1 +│ 2026-10-01T\d{2}:00:00Z │ [^│]+ │ applied +│/);
+    expect(plan.stdout).toContain(
+      'would re-send 4 archived batches: 4 applied (recognised by the ledger: they change nothing); nothing was sent',
+    );
+    const planned = parseJson(
+      v.array(v.object({ batchId: v.string(), ledger: v.string(), archived: v.boolean() })),
+      (await s.cli('replay', 'archive', ...interval, '--dry-run', '--json')).stdout,
+    );
+    expect(planned.map((e) => [e.batchId, e.ledger, e.archived]).sort()).toEqual(
+      [1, 2, 3, 4].map((n) => [`make-orders-${n}`, 'applied', true]),
+    );
+    // An id the ledger does not know is named, and exits 1, as a run does.
+    const named = await s.cli(
+      'replay',
+      'archive',
+      '--batch-id',
+      'make-orders-2',
+      'b-never-sent',
+      '--dry-run',
+    );
+    expect(named.code).toBe(1);
+    expect(named.stdout).toContain('would re-send 1 archived batch: 1 applied');
+    expect(named.stderr).toContain('batch b-never-sent is not in the ledger');
     // Several requests in flight: in no particular order, which changes nothing either.
     const replayed = await s.cli(
       'replay',

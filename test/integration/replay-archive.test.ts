@@ -3,11 +3,15 @@
  * chunk, each once, in the selection's order, a body the queue refuses named by its key.
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { ingestSettings } from '../../adapters/wiring.ts';
 import { inspectBatch } from '../../cli/commands/batch.ts';
-import { replayArchive } from '../../cli/commands/replay.ts';
+import { planArchiveReplay, replayArchive } from '../../cli/commands/replay.ts';
 import { waitFor } from '../../local/net.ts';
 import { loadIngestConfig } from '../../shared/config.ts';
 import { planBatch } from '../../shared/ingest.ts';
@@ -173,6 +177,74 @@ describe('replay archive', () => {
     expect(await inspectBatch(cliTarget(p), appliedId)).toMatchObject({
       state: 'applied',
       fates: { counted: 1, duplicate: 0 },
+    });
+  });
+
+  it('lists with --dry-run what a replay would send, each batch with what the ledger holds of it, and sends nothing', async () => {
+    const p = await createPipeline();
+    const applied = batch('01:15');
+    await p.deliverUntilDone([applied]);
+    const settings = ingestSettings(loadIngestConfig(p.env));
+    // Pending: archived and claimed, its delivery stopped there.
+    const stalled = batch('02:15', '03:15');
+    const stalledPlan = planBatch(parsed(stalled), settings);
+    await p.ports.archive.putOnce(stalledPlan.archiveKey, stalled);
+    await p.ports.ledger.claim(stalledPlan, undefined, Date.now());
+    // Archived, with no ledger entry (as after a restore to a point before it arrived).
+    const unclaimed = batch('04:15');
+    const unclaimedPlan = planBatch(parsed(unclaimed), settings);
+    await p.ports.archive.putOnce(unclaimedPlan.archiveKey, unclaimed);
+    // Claimed, never archived: named through --batch-id, with nothing to send.
+    const unarchived = batch('05:15');
+    const unarchivedPlan = planBatch(parsed(unarchived), settings);
+    await p.ports.ledger.claim(unarchivedPlan, undefined, Date.now());
+    // An object the archive's layout does not name.
+    const handPut = `raw/date=${DAY}/hour=06/by-hand.txt`;
+    await p.admin.s3.send(
+      new PutObjectCommand({ Bucket: p.bucketName, Key: handPut, Body: applied }),
+    );
+    const traceStart = p.faults.trace.length;
+
+    const plan = await planArchiveReplay(cliTarget(p), {
+      interval: WHOLE_DAY,
+      batchIds: [parsed(unarchived).batchId, 'b-never-sent'],
+    });
+    const receivedAt = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    /** A batch's expected entry: its key and id from its body, the hour its key is filed under. */
+    const entry = (body: string, hour: string, ledger: string, archived = true) => ({
+      key: planBatch(parsed(body), settings).archiveKey,
+      batchId: parsed(body).batchId,
+      hour: `${DAY}T${hour}:00:00Z`,
+      ledger,
+      ...(ledger === 'absent' ? {} : { receivedAt }),
+      archived,
+    });
+    // In the order a replay sends them: the named ones first, then hour by hour.
+    expect(plan).toEqual({
+      entries: [
+        entry(unarchived, '05', 'pending', false),
+        entry(applied, '01', 'applied'),
+        entry(stalled, '02', 'pending'),
+        entry(unclaimed, '04', 'absent'),
+        { key: handPut, hour: `${DAY}T06:00:00Z`, ledger: 'absent', archived: true },
+      ],
+      unknown: ['b-never-sent'],
+    });
+    // Nothing sent, and no archived body read.
+    const calls = new Set(p.faults.trace.slice(traceStart).map((call) => call.split(':')[0]));
+    expect([...calls].filter((call) => /^(SendMessage|GetObject)/.test(call ?? ''))).toEqual([]);
+    const { Attributes } = await p.admin.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: p.outputs.OrdersQueueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    expect(Attributes).toMatchObject({
+      ApproximateNumberOfMessages: '0',
+      ApproximateNumberOfMessagesNotVisible: '0',
+    });
+    expect(await inspectBatch(cliTarget(p), parsed(stalled).batchId)).toMatchObject({
+      state: 'pending',
     });
   });
 });

@@ -2270,6 +2270,30 @@ export const MUTANTS: readonly Mutant[] = [
     files: ['test/unit/nothing-left-running.test.ts'],
   },
   {
+    file: 'cli/commands/replay.ts',
+    from: '      listed.has(key) ? Promise.resolve(true) : store.exists(key),',
+    to: '      Promise.resolve(true),',
+    breaks:
+      'replay archive --dry-run listing a batch the ledger names but the archive lacks as one it would send',
+    files: ['test/integration/replay-archive.test.ts'],
+  },
+  {
+    file: 'cli/commands/replay.ts',
+    from: "      ledger: entry ? batchState(entry) : 'absent',",
+    to: "      ledger: entry ? 'applied' : 'absent',",
+    breaks:
+      'replay archive --dry-run calling a pending batch applied, which a restore drill must resume',
+    files: ['test/integration/replay-archive.test.ts'],
+  },
+  {
+    file: 'shared/keys.ts',
+    from: '    return decodeURIComponent(m[1]);',
+    to: '    return m[1];',
+    breaks:
+      'replay archive --dry-run looking up an encoded id (b%3A1) in the ledger instead of b:1',
+    files: ['test/unit/archive-keys.test.ts'],
+  },
+  {
     file: 'cdk.json',
     from: '"@aws-cdk/core:validateAgainstDefaultRules": true',
     to: '"@aws-cdk/core:validateAgainstDefaultRules": false',
