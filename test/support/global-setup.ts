@@ -34,15 +34,27 @@ export default async function setup(project: TestProject) {
   const system = tmpdir();
   const runTmp = mkdtempSync(join(system, 'onceflow-test-'));
   process.env.TMPDIR = runTmp;
-  const assembly = synthAssembly();
-  const emulators = await startEmulators();
+  const removeRunTmp = () => {
+    process.env.TMPDIR = system;
+    rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
+  };
+  let assembly: ReturnType<typeof synthAssembly> | undefined;
+  let emulators: Awaited<ReturnType<typeof startEmulators>>;
+  try {
+    assembly = synthAssembly();
+    emulators = await startEmulators();
+  } catch (error) {
+    // A run that cannot start leaves nothing behind either (vitest runs no teardown then).
+    assembly?.remove();
+    removeRunTmp();
+    throw error;
+  }
   project.provide('endpoint', emulators.endpoint);
   project.provide('dynamoLocal', emulators.dynamoLocal);
   project.provide('assembly', { assemblyDir: assembly.assemblyDir, stackName: assembly.stackName });
   return async () => {
     await emulators.stop();
-    assembly.remove();
-    process.env.TMPDIR = system;
-    rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
+    assembly?.remove();
+    removeRunTmp();
   };
 }
