@@ -40,6 +40,7 @@ const MODULES: readonly {
   { commands: ['status'], load: () => import('./commands/status.ts') },
   { commands: ['table'], load: () => import('./commands/table.ts') },
   { commands: ['pause', 'resume'], load: () => import('./commands/trigger.ts') },
+  { commands: ['validate'], load: () => import('./commands/validate.ts') },
 ];
 
 /** Every top-level command's name (what the test that none is missing reads). */

@@ -25,6 +25,9 @@ export const terminalSafe = (text: string): string =>
 export const terminalSafeLine = (line: string): string =>
   line.split('\t').map(terminalSafe).join('\t');
 
+/** The longest id the contract allows; a longer one is cut in tables (`--json` has it whole). */
+export const SHOWN_ID_CHARACTERS = 128;
+
 /** `text` cut to `max` characters, saying how long it was: for ids longer than any valid one. */
 export const shortened = (text: string, max: number): string =>
   text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;

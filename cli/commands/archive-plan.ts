@@ -3,8 +3,8 @@
  * ledger holds of it, printed before anything is sent.
  */
 import Table from 'cli-table3';
-import { counted, shortened, terminalSafe } from '../../local/render.ts';
-import { LEDGER_WORDS, SHOWN_ID_CHARACTERS } from './dlq-peek.ts';
+import { counted, SHOWN_ID_CHARACTERS, shortened, terminalSafe } from '../../local/render.ts';
+import { LEDGER_WORDS } from './dlq-peek.ts';
 import type { ArchivedState, ArchivePlanEntry } from './replay.ts';
 
 export const archivePlanTable = (entries: readonly ArchivePlanEntry[]): string => {

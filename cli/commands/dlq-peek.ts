@@ -7,7 +7,7 @@ import Table from 'cli-table3';
 import * as v from 'valibot';
 import { DynamoLedger } from '../../adapters/dynamo.ts';
 import { peekMessages } from '../../adapters/sqs.ts';
-import { shortened, terminalSafe } from '../../local/render.ts';
+import { SHOWN_ID_CHARACTERS, shortened, terminalSafe } from '../../local/render.ts';
 import { batchState } from '../../shared/batch-report.ts';
 import { mapLimit } from '../../shared/concurrency.ts';
 import { namedBatchId } from '../../shared/schema.ts';
@@ -94,9 +94,6 @@ export const LEDGER_WORDS: Record<LedgerView, string> = {
   absent: 'not in the ledger',
   invalid: 'id outside the contract',
 };
-
-/** The longest id the contract allows; a longer one is cut in the table (`--json` has it whole). */
-export const SHOWN_ID_CHARACTERS = 128;
 
 export const dlqTable = (entries: readonly DlqEntry[]): string => {
   const table = new Table({

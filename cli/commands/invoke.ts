@@ -20,6 +20,7 @@ import {
 import { failedIdsOf, toSqsEvent, toSqsRecord } from '../../local/sqs-event.ts';
 import { scheduledEvent } from '../../local/triggers.ts';
 import { FinalizerRunSchema } from '../../shared/finalizer.ts';
+import { bodyLines, readInput } from '../input.ts';
 import { integer, json, run, target } from '../program.ts';
 import { CliError, type Target } from '../target.ts';
 import {
@@ -30,7 +31,6 @@ import {
   QUEUES,
   type QueueFunction,
 } from './logs.ts';
-import { bodyLines, readInput } from './send.ts';
 
 /** JSON text's value, or the text itself when it is not JSON. */
 const parseJson = (text: string): unknown => {

@@ -1,10 +1,10 @@
 /** `onceflow send`: lines of a file to the orders queue, packed by size. */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { queueMessageLimit, sendBodies } from '../../adapters/sqs.ts';
 import { counted } from '../../local/render.ts';
+import { bodyLines, readInput } from '../input.ts';
 import { inFlightOption, paceOf, progress, rateOption, run, target } from '../program.ts';
-import { CliError, type Target } from '../target.ts';
+import type { Target } from '../target.ts';
 
 export interface SendOptions {
   /** Messages per second at most; undefined: as fast as possible. */
@@ -29,39 +29,6 @@ export const sendLines = async (
     ...options,
   });
   return { sent, refused: refused.map((r) => ({ line: r.index + 1, reason: r.reason })) };
-};
-
-const FILE_ERRORS: Readonly<Record<string, string>> = {
-  ENOENT: 'no such file',
-  EACCES: 'permission denied',
-  EISDIR: 'it is a directory',
-};
-
-/** The lines to send, from a file or stdin; a file that cannot be read is named, with why. */
-export const readInput = (file: string): string => {
-  try {
-    return readFileSync(file === '-' ? 0 : file, 'utf8');
-  } catch (error) {
-    if (!(error instanceof Error)) throw error;
-    const code = 'code' in error && typeof error.code === 'string' ? error.code : '';
-    const why = FILE_ERRORS[code] ?? error.message;
-    throw new CliError(`cannot read ${file === '-' ? 'stdin' : file}: ${why}`, { cause: error });
-  }
-};
-
-/**
- * The message bodies of NDJSON text, blank lines left out, and each one's line in the text (what
- * a report names, so that it points at the file's line even past blank ones).
- */
-export const bodyLines = (text: string): { bodies: string[]; lineOf: number[] } => {
-  const bodies: string[] = [];
-  const lineOf: number[] = [];
-  for (const [i, line] of text.split('\n').entries()) {
-    if (line.trim() === '') continue;
-    bodies.push(line);
-    lineOf.push(i + 1);
-  }
-  return { bodies, lineOf };
 };
 
 export const register = (program: Command): void => {

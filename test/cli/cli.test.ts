@@ -1,5 +1,5 @@
 /** The CLI's commands that bring their own stack or need none: generate, local up, errors, help. */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -82,6 +82,81 @@ describe('onceflow generate', () => {
       );
       expect(refused.stdout).toBe('');
     }
+  });
+});
+
+describe('onceflow validate', () => {
+  it('says with no stack which lines would be quarantined and why, which repeat one before, and exits 1 only for those quarantined', async () => {
+    const seed = join(ROOT, 'test', 'fixtures', 'seed-orders', 'batches.ndjson');
+    const clean = await onceflow(['validate', seed]);
+    expect([clean.code, clean.stdout]).toEqual([0, '4 bodies: 4 apply (9 events over 4 hours)\n']);
+
+    const [first = '', second = ''] = readFileSync(seed, 'utf8').split('\n');
+    const file = join(dir, 'to-validate.ndjson');
+    writeFileSync(
+      file,
+      [
+        first,
+        '',
+        first,
+        first.replace('"25.50"', '"26.50"'),
+        second,
+        second.replace('make-orders-2', 'make-orders-2b'),
+        '{"batchId": "b-x", "events": []}',
+        // Not JSON, with an escape sequence that JSON.parse's message quotes.
+        '{"batchId": x\u001b[2J}',
+      ].join('\n'),
+    );
+    const r = await onceflow(['validate', file]);
+    expect(r.code).toBe(1);
+    const rows = r.stdout.split('\n').filter((l) => /^│ +\d/.test(l));
+    expect(
+      rows.map((l) =>
+        l
+          .split('│')
+          .map((c) => c.trim())
+          .slice(1, 3),
+      ),
+    ).toEqual([
+      ['3', 'make-orders-1'],
+      ['4', 'make-orders-1'],
+      ['6', 'make-orders-2b'],
+      ['7', 'b-x'],
+      ['8', ''],
+    ]);
+    expect(r.stdout).toContain('the same batch as line 1: applied once');
+    expect(r.stdout).toContain('batch-conflict: the id of line 1 with other content');
+    expect(r.stdout).toContain('an earlier line carries: counted once');
+    expect(r.stdout).toContain('quarantined (invalid-json)');
+    // Untrusted text is escaped, never sent to the terminal as is.
+    expect(r.stdout).not.toContain('\u001b');
+    expect(r.stdout).toContain('\\u{001b}[2J');
+    expect(r.stdout.trim().split('\n').at(-1)).toBe(
+      '7 bodies: 3 apply (5 events over 2 hours), 1 repeat an earlier line, 2 quarantined (schema-violation 1, invalid-json 1), 1 batch conflict',
+    );
+
+    // From stdin, as JSON: every line's verdict, named by its line in the file.
+    const piped = spawnOnceflow(['validate', '-', '--json']);
+    let stdout = '';
+    piped.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    piped.stderr.resume();
+    piped.stdin.end(readFileSync(file));
+    expect(await new Promise((resolve) => piped.once('close', resolve))).toBe(1);
+    const verdicts = parseJson(
+      v.array(v.object({ line: v.number(), verdict: v.object({ kind: v.string() }) })),
+      stdout,
+    );
+    expect(verdicts.map((l) => [l.line, l.verdict.kind])).toEqual([
+      [1, 'applies'],
+      [3, 'repeat'],
+      [4, 'batch-conflict'],
+      [5, 'applies'],
+      [6, 'applies'],
+      [7, 'refused'],
+      [8, 'refused'],
+    ]);
   });
 });
 
@@ -256,6 +331,13 @@ describe('onceflow errors and help', () => {
     expect(commandModules(generate)).toEqual(['generate.ts']);
     // A command that needs no stack loads no AWS client, not even through a helper it imports.
     expect(generate.filter((url) => /node_modules\/(@aws-sdk|@smithy)\//.test(url))).toEqual([]);
+    // Nor does validate, which checks bodies with the product's own schema.
+    const validate = await loaded([
+      'validate',
+      join(ROOT, 'test/fixtures/seed-orders/batches.ndjson'),
+    ]);
+    expect(commandModules(validate)).toEqual(['validate.ts']);
+    expect(validate.filter((url) => /node_modules\/(@aws-sdk|@smithy)\//.test(url))).toEqual([]);
     // A global option before the command, and a subcommand named like another command.
     const replay = await loads(['--stack-name', 'x', 'replay', 'rejects', '--help']);
     expect(replay).toEqual(expect.arrayContaining(['rejects.ts', 'replay.ts']));

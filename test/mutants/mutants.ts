@@ -2294,6 +2294,20 @@ export const MUTANTS: readonly Mutant[] = [
     files: ['test/unit/archive-keys.test.ts'],
   },
   {
+    file: 'shared/preflight.ts',
+    from: "        kind: earlier.digest === digest ? 'repeat' : 'batch-conflict',",
+    to: "        kind: 'repeat',",
+    breaks: 'validate calling a reused batch id with other content a harmless repeat',
+    files: ['test/integration/preflight.test.ts'],
+  },
+  {
+    file: 'shared/preflight.ts',
+    from: '      else if (claim.digest === content) repeatedEvents++;',
+    to: '      else repeatedEvents++;',
+    breaks: 'validate missing an event re-sent with other content, which the pipeline quarantines',
+    files: ['test/integration/preflight.test.ts'],
+  },
+  {
     file: 'cdk.json',
     from: '"@aws-cdk/core:validateAgainstDefaultRules": true',
     to: '"@aws-cdk/core:validateAgainstDefaultRules": false',

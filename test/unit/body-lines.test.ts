@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeInvocation } from '../../cli/commands/invoke.ts';
-import { bodyLines } from '../../cli/commands/send.ts';
+import { bodyLines } from '../../cli/input.ts';
 
 describe('the bodies of an NDJSON file', () => {
   it('leaves blank lines out and keeps each body’s line in the file, for reports to name', () => {

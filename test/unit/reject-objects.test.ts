@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseRejectObject, type StoredReject } from '../../adapters/s3-quarantine.ts';
 import { bodiesForCorrection, printedBody } from '../../cli/commands/rejects.ts';
-import { bodyLines } from '../../cli/commands/send.ts';
+import { bodyLines } from '../../cli/input.ts';
 import { UnexpectedObjectError } from '../../shared/errors.ts';
 import { batchPartRejectId, rejectKey, rejectKeyFields } from '../../shared/keys.ts';
 
