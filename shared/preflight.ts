@@ -2,8 +2,9 @@
  * What the pipeline would do with each body of a stream, decided from the bodies alone, before
  * any is sent: the contract's checks, exactly as ingest runs them, and how the stream's own
  * bodies meet (a batch or an event sent twice, or an id reused with other content). Taken in the
- * stream's order, as if each arrived after the one before; what depends on the stack (ids used
- * by earlier streams, hours already closed, the ledger's retention) is not known here.
+ * stream's order, as if each arrived after the one before; of the stack, only the batch ids its
+ * ledger holds when the caller reads them (`known`): not the events earlier batches claimed, the
+ * hours already closed, nor the ledger's retention.
  */
 import { batchDigest, eventDigest } from './digest.ts';
 import { InvalidMessageError, type RejectReason } from './errors.ts';
@@ -29,10 +30,20 @@ export type PreflightVerdict =
       /** The UTC hours its events fall in, sorted. */
       readonly hours: readonly string[];
     }
-  /** The same batch as an earlier body (the same id and content): applied once. */
-  | { readonly kind: 'repeat'; readonly batchId: string; readonly first: number }
-  /** An earlier body's batch id with other content: whichever arrives second is refused. */
-  | { readonly kind: 'batch-conflict'; readonly batchId: string; readonly first: number }
+  /**
+   * The same batch as an earlier body (the same id and content), or as one the stack's ledger
+   * holds (`first: 'stack'`): applied once.
+   */
+  | { readonly kind: 'repeat'; readonly batchId: string; readonly first: number | 'stack' }
+  /**
+   * An earlier body's batch id with other content: whichever arrives second is refused; the id of
+   * a batch the stack's ledger holds with other content (`first: 'stack'`): refused.
+   */
+  | {
+      readonly kind: 'batch-conflict';
+      readonly batchId: string;
+      readonly first: number | 'stack';
+    }
   /** Refused whole by the contract's checks, with the reason its reject would give. */
   | {
       readonly kind: 'refused';
@@ -41,9 +52,19 @@ export type PreflightVerdict =
       readonly batchId?: string;
     };
 
+export interface PreflightOptions {
+  /** The batches the stack's ledger holds, by id: the digest of the content each was claimed with. */
+  readonly known?: ReadonlyMap<string, string>;
+}
+
 /** Each body's verdict, in the stream's order. */
-export const preflight = (bodies: readonly string[], maxBodyBytes: number): PreflightVerdict[] => {
-  const batches = new Map<string, { readonly digest: string; readonly first: number }>();
+export const preflight = (
+  bodies: readonly string[],
+  maxBodyBytes: number,
+  options: PreflightOptions = {},
+): PreflightVerdict[] => {
+  const batches = new Map<string, { readonly digest: string; readonly first: number | 'stack' }>();
+  for (const [id, digest] of options.known ?? []) batches.set(id, { digest, first: 'stack' });
   const events = new Map<string, { readonly digest: string; readonly first: number }>();
   return bodies.map((body, index): PreflightVerdict => {
     let batch: ReturnType<typeof parseBatchBody>;

@@ -6,9 +6,10 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
 import { counted, SHOWN_ID_CHARACTERS, shortened, terminalSafe } from '../../local/render.ts';
+import { mapLimit } from '../../shared/concurrency.ts';
 import { type PreflightVerdict, preflight } from '../../shared/preflight.ts';
 import { bodyLines, readInput } from '../input.ts';
-import { integer, json, run } from '../program.ts';
+import { integer, json, run, target } from '../program.ts';
 
 /** The queue's maximum message size, which ingest's own limit matches by default. */
 const QUEUE_MAXIMUM_BYTES = 1024 * 1024;
@@ -26,9 +27,13 @@ const describe = (v: PreflightVerdict, lineOf: readonly number[]): string => {
     case 'refused':
       return `quarantined (${v.reason}): ${v.detail}`;
     case 'repeat':
-      return `the same batch as ${at(v.first)}: applied once`;
+      return v.first === 'stack'
+        ? 'already in the stack’s ledger with this content: sent again, it applies nothing twice'
+        : `the same batch as ${at(v.first)}: applied once`;
     case 'batch-conflict':
-      return `batch-conflict: the id of ${at(v.first)} with other content; whichever arrives second is quarantined`;
+      return v.first === 'stack'
+        ? 'batch-conflict: the stack’s ledger holds this id with other content; quarantined'
+        : `batch-conflict: the id of ${at(v.first)} with other content; whichever arrives second is quarantined`;
     case 'applies': {
       const repeats =
         v.repeatedEvents > 0
@@ -62,9 +67,12 @@ const summary = (verdicts: readonly PreflightVerdict[]): string => {
   for (const v of verdicts)
     if (v.kind === 'refused') reasons.set(v.reason, (reasons.get(v.reason) ?? 0) + 1);
   const eventConflicts = applying.reduce((n, v) => n + v.conflicts.length, 0);
+  const onStack = verdicts.filter((v) => v.kind === 'repeat' && v.first === 'stack').length;
+  const repeats = of('repeat') - onStack;
   const parts = [
     `${applying.length} apply (${counted(events, 'event')} over ${counted(hours, 'hour')})`,
-    ...(of('repeat') > 0 ? [`${of('repeat')} repeat an earlier line`] : []),
+    ...(repeats > 0 ? [`${repeats} repeat an earlier line`] : []),
+    ...(onStack > 0 ? [`${onStack} already in the stack’s ledger`] : []),
     ...(of('refused') > 0
       ? [`${of('refused')} quarantined (${[...reasons].map(([r, n]) => `${r} ${n}`).join(', ')})`]
       : []),
@@ -72,6 +80,31 @@ const summary = (verdicts: readonly PreflightVerdict[]): string => {
     ...(eventConflicts > 0 ? [`${counted(eventConflicts, 'event conflict')}`] : []),
   ];
   return `${counted(verdicts.length, 'body', 'bodies')}: ${parts.join(', ')}`;
+};
+
+interface Options {
+  readonly maxBodyBytes: number;
+  readonly json?: boolean;
+  readonly againstStack?: boolean;
+}
+
+/** Ledger reads in flight. */
+const LOOKUPS_IN_FLIGHT = 16;
+
+/**
+ * The digests the stack's ledger holds for the batch ids the file would apply. The AWS SDK is
+ * loaded only here: without `--against-stack` the command needs no stack and loads no client.
+ */
+const ledgerDigests = async (verdicts: readonly PreflightVerdict[]) => {
+  const { DynamoLedger } = await import('../../adapters/dynamo.ts');
+  const t = await target();
+  const ledger = new DynamoLedger(t.clients.dynamo, t.output('TableName'));
+  const ids = verdicts.flatMap((v) => (v.kind === 'applies' ? [v.batchId] : []));
+  const entries = await mapLimit(ids, LOOKUPS_IN_FLIGHT, async (id) => ({
+    id,
+    entry: await ledger.entry(id),
+  }));
+  return new Map(entries.flatMap(({ id, entry }) => (entry ? [[id, entry.digest]] : [])));
 };
 
 export const register = (program: Command): void => {
@@ -87,16 +120,24 @@ export const register = (program: Command): void => {
       integer('a size in bytes', 1024, 10 * 1024 * 1024),
       QUEUE_MAXIMUM_BYTES,
     )
+    .option(
+      '--against-stack',
+      'also look up each batch id in the stack’s ledger (the global --target): one sent before is a repeat, or with other content a batch conflict',
+    )
     .option('--json', 'print every line’s verdict as JSON')
     .addHelpText(
       'after',
       '\nExamples:\n  npx onceflow validate fix.ndjson && npx onceflow send fix.ndjson\n' +
-        '  npx onceflow generate --orders 100 --invalid-rate 0.1 | npx onceflow validate -',
+        '  npx onceflow generate --orders 100 --invalid-rate 0.1 | npx onceflow validate -\n' +
+        '  npx onceflow --target aws validate fix.ndjson --against-stack',
     )
     .action(
-      run(async (file: string, o: { maxBodyBytes: number; json?: boolean }) => {
+      run(async (file: string, o: Options) => {
         const { bodies, lineOf } = bodyLines(readInput(file));
-        const verdicts = preflight(bodies, o.maxBodyBytes);
+        const alone = preflight(bodies, o.maxBodyBytes);
+        const verdicts = o.againstStack
+          ? preflight(bodies, o.maxBodyBytes, { known: await ledgerDigests(alone) })
+          : alone;
         const lines: LineVerdict[] = verdicts.map((verdict, i) => ({
           line: lineOf[i] ?? i + 1,
           verdict,

@@ -1,5 +1,5 @@
 /** Recovery as an operator runs it on a local stack: `send`, `drain`, `replay`, `reconcile`, `drill`. */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
@@ -135,6 +135,19 @@ describe('onceflow send, replay, reconcile and drill', () => {
     expect(named.code).toBe(1);
     expect(named.stdout).toContain('would re-send 1 archived batch: 1 applied');
     expect(named.stderr).toContain('batch b-never-sent is not in the ledger');
+    // Checked against the stack first: each batch already in its ledger, one id reused.
+    const known = await s.cli('validate', SEED, '--against-stack');
+    expect([known.code, known.stdout.trim().split('\n').at(-1)]).toEqual([
+      0,
+      '4 bodies: 0 apply (0 events over 0 hours), 4 already in the stack’s ledger',
+    ]);
+    const changed = join(dir, `changed-${uniqueName('v')}.ndjson`);
+    writeFileSync(changed, readFileSync(SEED, 'utf8').replace('"25.50"', '"26.50"'));
+    const reused = await s.cli('validate', changed, '--against-stack');
+    expect(reused.code).toBe(1);
+    expect(reused.stdout).toMatch(
+      /│ +1 │ make-orders-1 +│ batch-conflict: the stack’s ledger holds this id with other/,
+    );
     // Several requests in flight: in no particular order, which changes nothing either.
     const replayed = await s.cli(
       'replay',

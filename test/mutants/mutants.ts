@@ -2308,6 +2308,13 @@ export const MUTANTS: readonly Mutant[] = [
     files: ['test/integration/preflight.test.ts'],
   },
   {
+    file: 'shared/preflight.ts',
+    from: "  for (const [id, digest] of options.known ?? []) batches.set(id, { digest, first: 'stack' });",
+    to: '',
+    breaks: 'validate --against-stack passing a batch id the stack holds with other content',
+    files: ['test/unit/preflight.test.ts'],
+  },
+  {
     file: 'cdk.json',
     from: '"@aws-cdk/core:validateAgainstDefaultRules": true',
     to: '"@aws-cdk/core:validateAgainstDefaultRules": false',

@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { generateStream } from '../../harness/generate.ts';
+import { batchDigest } from '../../shared/digest.ts';
 import { type PreflightVerdict, preflight } from '../../shared/preflight.ts';
+import { parseBatchBody } from '../../shared/schema.ts';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -48,5 +50,28 @@ describe('preflight', () => {
         },
       ),
     );
+  });
+
+  it('takes a batch the stack already holds as a repeat, and its id with other content as a conflict, however often the file sends it', () => {
+    const { lines } = generateStream({ orders: 6, hours: 1, seed: 3, batchSize: 3 });
+    const [a = '', b = ''] = lines;
+    const alone = preflight([a, b], MAX_BODY_BYTES);
+    const [first, second] = alone;
+    if (first?.kind !== 'applies' || second?.kind !== 'applies') throw new Error('two batches');
+    const digestOf = (body: string) => {
+      const batch = parseBatchBody(body, MAX_BODY_BYTES);
+      return batchDigest(batch);
+    };
+    const known = new Map([
+      [first.batchId, digestOf(a)],
+      [second.batchId, 'the digest of other content'],
+    ]);
+    const verdicts = preflight([a, b, a, b], MAX_BODY_BYTES, { known });
+    expect(verdicts).toEqual([
+      { kind: 'repeat', batchId: first.batchId, first: 'stack' },
+      { kind: 'batch-conflict', batchId: second.batchId, first: 'stack' },
+      { kind: 'repeat', batchId: first.batchId, first: 'stack' },
+      { kind: 'batch-conflict', batchId: second.batchId, first: 'stack' },
+    ]);
   });
 });
