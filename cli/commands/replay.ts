@@ -86,6 +86,8 @@ const selectArchived = async (target: Target, selection: ArchiveSelection) => {
     keys,
     /** The keys a listing of the archive found (the others were named by the ledger or index). */
     listed: new Set(listed),
+    /** The ledger entries read for the ids named, by their archive keys. */
+    named: new Map(named.flatMap((n) => (n.entry ? [[n.entry.archiveKey, n.entry] as const] : []))),
     /** Batch ids named but not in the ledger: there is no archive key to find them by. */
     unknown: named.flatMap((n) => (n.entry ? [] : [n.batchId])),
   };
@@ -117,15 +119,17 @@ export const planArchiveReplay = async (
 ): Promise<{ readonly entries: ArchivePlanEntry[]; readonly unknown: string[] }> => {
   const ledger = new DynamoLedger(target.clients.dynamo, target.output('TableName'));
   const store = new S3Store(target.clients.s3, target.output('BucketName'));
-  const { keys, listed, unknown } = await selectArchived(target, selection);
+  const { keys, listed, named, unknown } = await selectArchived(target, selection);
   const entries = await mapLimit(keys, REQUESTS_IN_FLIGHT, async (key) => {
     const batchId = batchIdOfArchiveKey(key);
     const hour = hourOfArchiveKey(key);
-    // An id the contract bans keys no entry (and may be no valid key at all): never looked up.
+    // An id the contract bans keys no entry (and may be no valid key at all): never looked up;
+    // nor one the selection already read.
     const [entry, archived] = await Promise.all([
-      batchId !== undefined && v.is(BatchIdSchema, batchId)
-        ? ledger.entry(batchId)
-        : Promise.resolve(undefined),
+      named.get(key) ??
+        (batchId !== undefined && v.is(BatchIdSchema, batchId)
+          ? ledger.entry(batchId)
+          : Promise.resolve(undefined)),
       listed.has(key) ? Promise.resolve(true) : store.exists(key),
     ]);
     return {
