@@ -11,10 +11,16 @@ export interface ProcessResult {
 export const runProcess = (
   command: string,
   args: readonly string[],
-  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {},
+  options: {
+    readonly cwd?: string;
+    readonly env?: NodeJS.ProcessEnv;
+    /** Told all of stderr so far each time more comes (to act on what the process says). */
+    readonly onStderr?: (soFar: string) => void;
+  } = {},
 ): Promise<ProcessResult> =>
   new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { onStderr, ...spawnOptions } = options;
+    const child = spawn(command, args, { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -22,7 +28,9 @@ export const runProcess = (
     });
     child.stderr.on('data', (c: Buffer) => {
       stderr += c.toString();
+      onStderr?.(stderr);
     });
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': the output may still be arriving when the process has exited.
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
   });

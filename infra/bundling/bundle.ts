@@ -1,14 +1,16 @@
 /**
- * Bundles one function's handler into `index.mjs` (and its map) with esbuild. Run as a child
- * process by each function's asset (`bundled-function.ts`): CDK's local bundling is synchronous,
- * and esbuild runs plugins only from its asynchronous API.
+ * Bundles one function's handler into `index.mjs` (and its map) with esbuild, or copies the
+ * bundle built from the same inputs before (`bundle-cache.ts`). Run as a child process by each
+ * function's asset (`bundled-function.ts`): CDK's local bundling is synchronous, and esbuild
+ * runs plugins only from its asynchronous API.
  *
  *   node infra/bundling/bundle.ts '{"entry": "...", "outdir": "...", "external": [...]}'
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type BuildOptions, build, type Plugin } from 'esbuild';
+import type { BuildOptions, Plugin } from 'esbuild';
 import * as v from 'valibot';
+import { cachedBuild } from './bundle-cache.ts';
 import { EAGER_IMPORTERS, eagerImports } from './eager-imports.ts';
 import { literalSchemaKeys, SCHEMA_MODULES } from './schema-keys.ts';
 
@@ -106,7 +108,7 @@ const isBuildFailure = (error: unknown) =>
 if (import.meta.main) {
   const request = v.parse(BundleRequestSchema, JSON.parse(process.argv[2] ?? ''));
   try {
-    await build(bundleOptions(request));
+    await cachedBuild(bundleOptions(request), request.outdir);
   } catch (error) {
     // The errors are on stderr already, each with its source line; a stack of esbuild's own
     // frames after them would only push them out of sight.

@@ -25,7 +25,8 @@ describe('chaos schedules', () => {
   afterAll(() => unwindowed?.remove());
 
   it('loses nothing and counts nothing twice over 100 schedules with a fixed seed, every crash point covered', {
-    timeout: 600_000,
+    // About 3 minutes alone on two cores; past 10 at a load of 14 (2026-12-08).
+    timeout: 1_800_000,
   }, async () => {
     const summary = await runChaos({
       endpoint: inject('endpoint'),

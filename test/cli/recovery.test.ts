@@ -15,10 +15,12 @@ import { queueDepth } from '../../adapters/sqs.ts';
 import { referenceModel } from '../../harness/model.ts';
 import { hourObjectKey } from '../../shared/keys.ts';
 import { bodyOfSize } from '../support/bounds.ts';
+import { onceflowWatched } from '../support/cli.ts';
 import { essence, HoursSchema, SEED, StatusSchema, useCliStacks } from '../support/cli-stack.ts';
 import { DEADLINE_S } from '../support/deadlines.ts';
 import { expectedHourly, expectedOrders, seedBatches } from '../support/fixtures.ts';
 import { parseJson } from '../support/json.ts';
+import { peek } from '../support/peek.ts';
 import { uniqueName } from '../support/pipeline.ts';
 
 const { dir, stack } = useCliStacks();
@@ -299,16 +301,15 @@ describe('onceflow send, replay, reconcile and drill', () => {
     const dlq = s.outputs.OrdersDlqUrl ?? '';
     const sqs = s.runtime.clients.sqs;
     await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: seedBatches()[0] }));
-    // Someone peeks at it: in flight for 15 s, where a move task cannot take it (long enough to
-    // still be in flight when the CLI's process has started on a busy machine).
-    const peeked = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: dlq, VisibilityTimeout: 15, WaitTimeSeconds: 1 }),
+    // Someone peeks at it, and lets it go once the command says it waits for it.
+    const peeked = await peek(sqs, dlq);
+    const waiting = '1 message(s) in flight or delayed in the orders DLQ: waiting up to';
+    const replayed = await onceflowWatched(
+      ['--local-state', s.state, 'replay', 'dlq', '--queue', 'orders'],
+      (stderr) => stderr.includes(waiting) && peeked.letGo(),
     );
-    expect(peeked.Messages).toHaveLength(1);
-    const replayed = await s.cli('replay', 'dlq', '--queue', 'orders');
-    expect(replayed.stderr).toContain(
-      '1 message(s) in flight or delayed in the orders DLQ: waiting up to',
-    );
+    await peeked.settled();
+    expect(replayed.stderr).toContain(waiting);
     expect(replayed.code).toBe(0);
     expect(replayed.stdout).toContain('moved 1 message back to the orders queue');
     expect(await queueDepth(sqs, dlq)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });

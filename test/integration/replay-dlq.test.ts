@@ -4,7 +4,6 @@
  */
 import {
   ListMessageMoveTasksCommand,
-  ReceiveMessageCommand,
   SendMessageCommand,
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
@@ -14,6 +13,7 @@ import { replayDlq } from '../../cli/commands/replay-dlq.ts';
 import { CliError } from '../../cli/target.ts';
 import { DEADLINE_MS } from '../support/deadlines.ts';
 import { seedBatches } from '../support/fixtures.ts';
+import { peek } from '../support/peek.ts';
 import { cliTarget, createPipeline } from '../support/pipeline.ts';
 
 describe('replay dlq', () => {
@@ -24,19 +24,20 @@ describe('replay dlq', () => {
     const [a = '', b = '', c = ''] = seedBatches();
     for (const body of [a, b, c])
       await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: body }));
-    // An operator peeks at one (the console's poll): in flight for 6 s, where no task takes it.
-    const peeked = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: dlq, VisibilityTimeout: 6, MaxNumberOfMessages: 1 }),
-    );
-    expect(peeked.Messages).toHaveLength(1);
+    // An operator peeks at one, held until the replay says it waits for it.
+    const peeked = await peek(sqs, dlq);
 
     const notes: string[] = [];
     const progress: number[] = [];
     const replay = await replayDlq(cliTarget(p), 'orders', {
       timeoutMs: DEADLINE_MS,
-      onNote: (n) => notes.push(n),
+      onNote: (n) => {
+        notes.push(n);
+        peeked.letGo();
+      },
       onProgress: (moved) => progress.push(moved),
     });
+    await peeked.settled();
     expect(replay).toEqual({
       moved: 3,
       status: 'COMPLETED',

@@ -63,7 +63,7 @@ export const useCliStacks = () => {
     const cli = (...args: string[]) => onceflow(['--local-state', state, ...args]);
     const { outputs } = runtime.stack;
     const views = stateViews(runtime.clients, outputs.TableName ?? '', outputs.BucketName ?? '');
-    return { runtime, cli, outputs, views, [Symbol.asyncDispose]: () => runtime.stop() };
+    return { runtime, state, cli, outputs, views, [Symbol.asyncDispose]: () => runtime.stop() };
   };
 
   return { dir, assembly, recordState, stack };

@@ -30,6 +30,20 @@ export const onceflow = (
     env: { ...process.env, ...env },
   });
 
+/**
+ * Runs `onceflow <args>` to its end, telling `onStderr` all its stderr so far each time more
+ * comes: for a test that acts on what the command says while it runs.
+ */
+export const onceflowWatched = (
+  args: readonly string[],
+  onStderr: (soFar: string) => void,
+): Promise<Result> =>
+  runProcess(join(ROOT, 'node_modules', '.bin', 'node'), ['cli/onceflow.mjs', ...args], {
+    cwd: ROOT,
+    env: process.env,
+    onStderr,
+  });
+
 /** Starts a command that runs until stopped (`logs --follow`), collecting what it prints. */
 export const follow = (args: readonly string[]) => {
   const child = spawnOnceflow(args);
