@@ -2315,6 +2315,20 @@ export const MUTANTS: readonly Mutant[] = [
     files: ['test/unit/preflight.test.ts'],
   },
   {
+    file: 'infra/bundling/bundle-cache.ts',
+    from: '  const unchanged = Object.entries(inputs).every(([path, hash]) => hashOf(path) === hash);',
+    to: '  const unchanged = true;',
+    breaks: 'a synthesis deploying the bundle of code changed since it was built',
+    files: ['test/unit/bundle-cache.test.ts'],
+  },
+  {
+    file: 'infra/bundling/bundle-cache.ts',
+    from: "  if (!unchanged || named.join('\\n') !== sources.named.join('\\n')) return false;",
+    to: '  if (!unchanged) return false;',
+    breaks: 'a reused bundle whose source map names its sources from another place',
+    files: ['test/unit/bundle-cache.test.ts'],
+  },
+  {
     file: 'cdk.json',
     from: '"@aws-cdk/core:validateAgainstDefaultRules": true',
     to: '"@aws-cdk/core:validateAgainstDefaultRules": false',
