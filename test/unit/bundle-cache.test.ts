@@ -1,10 +1,25 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bundleOptions, externalModules } from '../../infra/bundling/bundle.ts';
 import { bundleKey, cachedBuild } from '../../infra/bundling/bundle-cache.ts';
+
+/** Writes a file as saved a minute ago: a bundle is kept only from files not written during its build. */
+const saved = (path: string, text: string) => {
+  writeFileSync(path, text);
+  const minuteAgo = new Date(Date.now() - 60_000);
+  utimesSync(path, minuteAgo, minuteAgo);
+};
 
 const read = (dir: string) => ({
   code: readFileSync(join(dir, 'index.mjs'), 'utf8'),
@@ -27,8 +42,8 @@ describe('the bundle cache', () => {
     cache = join(dir, 'cache');
     entry = join(dir, 'handler.ts');
     dep = join(dir, 'answer.ts');
-    writeFileSync(dep, 'export const answer = 41;\n');
-    writeFileSync(
+    saved(dep, 'export const answer = 41;\n');
+    saved(
       entry,
       "import { answer } from './answer.ts';\nexport const handler = async () => answer;\n",
     );
@@ -43,12 +58,22 @@ describe('the bundle cache', () => {
 
   it('builds again when a file the bundle read changes, and reuses the new bundle after', async () => {
     await bundle(out('a'));
-    writeFileSync(dep, 'export const answer = 42;\n');
+    saved(dep, 'export const answer = 42;\n');
     expect(await bundle(out('b'))).toBe('built');
     expect(read(out('b')).code).toContain('42');
     expect(read(out('b')).code).not.toContain('41');
     expect(await bundle(out('c'))).toBe('reused');
     expect(read(out('c'))).toEqual(read(out('b')));
+  });
+
+  it('keeps no bundle built from a file written while it was built', async () => {
+    writeFileSync(dep, 'export const answer = 43;\n');
+    expect(await bundle(out('a'))).toBe('built');
+    expect(await bundle(out('b'))).toBe('built');
+    expect(read(out('b')).code).toContain('43');
+    saved(dep, 'export const answer = 43;\n');
+    expect(await bundle(out('c'))).toBe('built');
+    expect(await bundle(out('d'))).toBe('reused');
   });
 
   it('fails as esbuild fails when a file the bundle read is gone, rather than copying it', async () => {
@@ -71,7 +96,7 @@ describe('the bundle cache', () => {
     const beside = join(dir, 'beside', 'out');
     const elsewhere = join(dir, 'elsewhere', 'out');
     mkdirSync(join(dir, 'beside'));
-    writeFileSync(join(dir, 'beside', 'handler.ts'), 'export const handler = async () => 7;\n');
+    saved(join(dir, 'beside', 'handler.ts'), 'export const handler = async () => 7;\n');
     const o = (outdir: string) =>
       bundleOptions({ entry: join(dir, 'beside', 'handler.ts'), outdir, external: [] });
     const at = (outdir: string) => cachedBuild(o(outdir), outdir, cache);
